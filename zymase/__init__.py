@@ -1,0 +1,13 @@
+"""zymase: a compiler that differentiates ordinary numerical Python.
+
+    >>> import zymase
+    >>> f = zymase.jit(lambda_free_function)        # doctest: +SKIP
+"""
+
+from .api import JitFunction, jit  # noqa: F401
+from .errors import (  # noqa: F401
+    DifferentiationError, ShapeError, UnsupportedError, ZymaseError, ZymaseIndexError,
+    ZymaseTypeError,
+)
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Code generators: ``llvm`` (CPU, through llvmlite)."""

@@ -1,0 +1,269 @@
+"""IR functions -> LLVM IR text.  This is the only place where regions become a CFG.
+
+Internal calling convention: ``define internal {i32, results...} @f(ptr %ctx, params...)``.  The
+``i32`` is a status: 0 for success, 1 when an ``rt.assert`` (or a callee) raised; the raising site
+stores its error id (and two i64 payloads) in the context, which the Python wrapper turns into the
+user's exception.  Error blocks are emitted at the end of the function, marked cold.
+
+Context layout (``ctx``): ``{i64 err_id, i64 err_a, i64 err_b, ptr arena, i64 len, i64 cap}``.
+"""
+
+from __future__ import annotations
+
+from ...ir.core import Func, Op, Value
+from .ops import OP_EMITTERS
+from .types import ltype
+
+COLD = "!{!\"branch_weights\", i32 1048575, i32 1}"
+COLD_CALL = "!{!\"branch_weights\", i32 1, i32 1048575}"
+
+
+class ModuleEmitter:
+    """Collects functions, globals, declarations and the error table of one LLVM module."""
+
+    def __init__(self, fastmath: bool):
+        self.fastmath = fastmath
+        self.globals: list[str] = []
+        self.declares: set[str] = set()
+        self.errors: list[tuple] = []  # error id - 1 -> (kind, msg, loc)
+        self.funcs: list[str] = []
+        self.alias_md: list[str] = []
+        self._kernels: set[str] = set()
+        self._n = 0
+
+    def fresh_global(self, prefix: str) -> str:
+        self._n += 1
+        return f"@{prefix}.{self._n}"
+
+    def error_id(self, kind: str, msg: str, loc) -> int:
+        self.errors.append((kind, msg, loc))
+        return len(self.errors)
+
+    def declare(self, text: str) -> None:
+        self.declares.add(text)
+
+    def request_matmul(self, fn: str, ta, tb, to) -> None:
+        if fn not in self._kernels:
+            from .runtime import matmul_ir
+            self._kernels.add(fn)
+            self.funcs.append(matmul_ir(fn, ta, tb, to))
+
+    def text(self, runtime: str) -> str:
+        parts = [runtime, *sorted(self.declares), *self.globals, *self.funcs, *self.alias_md,
+                 f"!0 = {COLD}", f"!1 = {COLD_CALL}"]
+        return "\n".join(parts) + "\n"
+
+
+def result_type(func: Func) -> str:
+    rts = [ltype(t) for t in func.result_types]
+    return "{" + ", ".join(["i32", *rts]) + "}"
+
+
+class FunctionEmitter:
+    """Emits one function.  ``vals`` maps IR values to LLVM operands (names or literals)."""
+
+    def __init__(self, mod: ModuleEmitter, func: Func, module):
+        self.mod = mod
+        self.func = func
+        self.module = module  # the IR module (for callee signatures)
+        self.lines: list[str] = []
+        self.cold: list[str] = []
+        self.vals: dict[Value, str] = {}
+        self.n = 0
+        self.cur = "entry"
+        self.ret_type = result_type(func)
+        self.fm = "reassoc contract " if mod.fastmath else ""
+
+    # ---- helpers used by the op emitters
+    def fresh(self, prefix: str = "v") -> str:
+        self.n += 1
+        return f"%{prefix}{self.n}"
+
+    def label(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("  " + line)
+
+    def assign(self, rhs: str, prefix: str = "v") -> str:
+        name = self.fresh(prefix)
+        self.emit(f"{name} = {rhs}")
+        return name
+
+    def start(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+        self.cur = label
+
+    def val(self, v: Value) -> str:
+        return self.vals[v]
+
+    def alias_md(self, op: Op, array: Value) -> str:
+        """Alias metadata for a load/store through ``array`` (none yet)."""
+        return ""
+
+    def raise_if_not(self, ok: str, kind: str, msg: str, loc, a: str = "0", b: str = "0"):
+        """Branch to a cold block that records error ``kind`` when ``ok`` (i1) is false."""
+        eid = self.mod.error_id(kind, msg, loc)
+        cont, err = self.label("ok"), self.label("raise")
+        self.emit(f"br i1 {ok}, label %{cont}, label %{err}, !prof !0")
+        self.cold += [f"{err}:", f"  store i64 {eid}, ptr %ctx",
+                      f"  %pa{eid} = getelementptr i8, ptr %ctx, i64 8",
+                      f"  store i64 {a}, ptr %pa{eid}",
+                      f"  %pb{eid} = getelementptr i8, ptr %ctx, i64 16",
+                      f"  store i64 {b}, ptr %pb{eid}", "  br label %fail"]
+        self.start(cont)
+
+    # ---- function
+    def emit_function(self, linkage: str = "internal") -> str:
+        params = ["ptr %ctx"] + [f"{ltype(a.type)} %a{k}" for k, a in enumerate(self.func.args)]
+        for k, a in enumerate(self.func.args):
+            self.vals[a] = f"%a{k}"
+        self.start("entry")
+        self.emit_block(self.func.body)
+        fail = [f"fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
+        head = f"define {linkage} {self.ret_type} @{self.func.sym_name}({', '.join(params)}) #0 {{"
+        return "\n".join([head, *self.lines, *self.cold, *fail, "}"])
+
+    def _status_value(self, status: int) -> str:
+        rts = [ltype(t) for t in self.func.result_types]
+        if not rts:
+            return "{i32 %d}" % status
+        return "{" + ", ".join([f"i32 {status}", *(f"{t} poison" for t in rts)]) + "}"
+
+    def emit_block(self, block) -> list[str]:
+        """Emit a block's ops; returns the operands of its terminator (yield/condition/return)."""
+        for op in block.ops:
+            if op.name in ("scf.yield", "scf.condition"):
+                return [self.val(v) for v in op.operands]
+            if op.name == "func.return":
+                self._return(op)
+                return []
+            self.emit_op(op)
+        return []
+
+    def emit_op(self, op: Op) -> None:
+        special = {"scf.for": self._for, "scf.while": self._while, "scf.if": self._if,
+                   "func.call": self._call}.get(op.name)
+        if special is not None:
+            results = special(op)
+        else:
+            fn = OP_EMITTERS.get(op.name)
+            if fn is None:
+                raise NotImplementedError(f"LLVM backend: no emitter for {op.name}")
+            results = fn(self, op)
+        for r, s in zip(op.results, results or []):
+            self.vals[r] = s
+
+    def _return(self, op):
+        agg = "{i32 0" + "".join(f", {ltype(v.type)} poison" for v in op.operands) + "}"
+        if len(op.operands) == 0:
+            self.emit(f"ret {self.ret_type} {{i32 0}}")
+            return
+        cur = self.assign(f"insertvalue {self.ret_type} {agg}, i32 0, 0")
+        for k, v in enumerate(op.operands):
+            cur = self.assign(f"insertvalue {self.ret_type} {cur}, {ltype(v.type)} "
+                              f"{self.val(v)}, {k + 1}")
+        self.emit(f"ret {self.ret_type} {cur}")
+
+    # ---- structured control flow
+    def _phis_at(self, pos: int, phis: list[str]) -> None:
+        self.lines[pos:pos] = phis
+
+    def _for(self, op):
+        lb, ub, step = (self.val(v) for v in op.operands[:3])
+        inits = [self.val(v) for v in op.operands[3:]]
+        body = op.regions[0].block
+        pre, hdr, bod, ext = self.cur, self.label("for"), self.label("body"), self.label("done")
+        self.emit(f"br label %{hdr}")
+        self.start(hdr)
+        pos = len(self.lines)
+        iv = self.fresh("i")
+        carried = [self.fresh("c") for _ in inits]
+        cond = self._loop_cond(iv, ub, step, op.operands[2])
+        self.emit(f"br i1 {cond}, label %{bod}, label %{ext}")
+        self.start(bod)
+        self.vals[body.args[0]] = iv
+        for a, c in zip(body.args[1:], carried):
+            self.vals[a] = c
+        yields = self.emit_block(body)
+        nxt = self.assign(f"add nsw i64 {iv}, {step}", "inext")
+        latch = self.cur
+        self.emit(f"br label %{hdr}")
+        phis = [f"  {iv} = phi i64 [{lb}, %{pre}], [{nxt}, %{latch}]"]
+        for c, a, i, y in zip(carried, body.args[1:], inits, yields):
+            phis.append(f"  {c} = phi {ltype(a.type)} [{i}, %{pre}], [{y}, %{latch}]")
+        self._phis_at(pos, phis)
+        self.start(ext)
+        return carried
+
+    def _loop_cond(self, iv, ub, step, step_value):
+        k = _const(step_value)
+        if k is not None and k > 0:
+            return self.assign(f"icmp slt i64 {iv}, {ub}")
+        if k is not None and k < 0:
+            return self.assign(f"icmp sgt i64 {iv}, {ub}")
+        lt = self.assign(f"icmp slt i64 {iv}, {ub}")
+        gt = self.assign(f"icmp sgt i64 {iv}, {ub}")
+        pos = self.assign(f"icmp sgt i64 {step}, 0")
+        return self.assign(f"select i1 {pos}, i1 {lt}, i1 {gt}")
+
+    def _while(self, op):
+        before, after = op.regions[0].block, op.regions[1].block
+        inits = [self.val(v) for v in op.operands]
+        pre, hdr, aft, ext = self.cur, self.label("while"), self.label("wbody"), self.label("wdone")
+        self.emit(f"br label %{hdr}")
+        self.start(hdr)
+        pos = len(self.lines)
+        args = [self.fresh("w") for _ in inits]
+        for a, s in zip(before.args, args):
+            self.vals[a] = s
+        cond, *fwd = self.emit_block(before)
+        self.emit(f"br i1 {cond}, label %{aft}, label %{ext}")
+        self.start(aft)
+        for a, s in zip(after.args, fwd):
+            self.vals[a] = s
+        yields = self.emit_block(after)
+        latch = self.cur
+        self.emit(f"br label %{hdr}")
+        phis = [f"  {s} = phi {ltype(a.type)} [{i}, %{pre}], [{y}, %{latch}]"
+                for s, a, i, y in zip(args, before.args, inits, yields)]
+        self._phis_at(pos, phis)
+        self.start(ext)
+        return fwd
+
+    def _if(self, op):
+        cond = self.val(op.operands[0])
+        thn, els, mrg = self.label("then"), self.label("else"), self.label("endif")
+        self.emit(f"br i1 {cond}, label %{thn}, label %{els}")
+        ends = []
+        for label, block in ((thn, op.regions[0].block), (els, op.regions[1].block)):
+            self.start(label)
+            ys = self.emit_block(block)
+            ends.append((self.cur, ys))
+            self.emit(f"br label %{mrg}")
+        self.start(mrg)
+        out = []
+        for k, r in enumerate(op.results):
+            inc = ", ".join(f"[{ys[k]}, %{lbl}]" for lbl, ys in ends)
+            out.append(self.assign(f"phi {ltype(r.type)} {inc}", "m"))
+        return out
+
+    def _call(self, op):
+        callee = self.module[op.attrs["callee"]]
+        rt = result_type(callee)
+        args = ", ".join(["ptr %ctx"] + [f"{ltype(v.type)} {self.val(v)}" for v in op.operands])
+        r = self.assign(f"call {rt} @{callee.sym_name}({args})", "call")
+        st = self.assign(f"extractvalue {rt} {r}, 0")
+        bad = self.assign(f"icmp ne i32 {st}, 0")
+        cont = self.label("ret")
+        self.emit(f"br i1 {bad}, label %fail, label %{cont}, !prof !1")
+        self.start(cont)
+        return [self.assign(f"extractvalue {rt} {r}, {k + 1}") for k in range(len(op.results))]
+
+
+def _const(v: Value):
+    op = v.op
+    if op is not None and op.name == "arith.constant":
+        return op.attrs["value"]
+    return None

@@ -1,0 +1,73 @@
+"""llvmlite: LLVM IR text -> optimized machine code for the host CPU, loaded with MCJIT.
+
+One target machine for the process (host CPU name and features, so loops become AVX code); the
+new pass manager at O3.  ``Engine.compile(text)`` returns a handle whose ``address(name)`` gives
+function pointers; ``object_code`` is kept so the disk cache can reload it without LLVM passes.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+
+_LOCK = threading.RLock()
+_TM = None
+
+
+def _new_target_machine():
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=3, jit=True)
+
+
+def target_machine():
+    """The shared target machine used to optimize and emit objects (never given to an engine,
+    since an MCJIT engine takes ownership of its target machine)."""
+    global _TM
+    with _LOCK:
+        if _TM is None:
+            _TM = _new_target_machine()
+        return _TM
+
+
+class Compiled:
+    """Machine code loaded in this process (kept alive as long as this object)."""
+
+    def __init__(self, engine, object_code: bytes, llvm_ir: str = ""):
+        self._engine = engine
+        self.object_code = object_code
+        self.llvm_ir = llvm_ir
+
+    def address(self, name: str) -> int:
+        return self._engine.get_function_address(name)
+
+
+def compile_ir(text: str, optimize: bool = True) -> Compiled:
+    tm = target_machine()
+    with _LOCK:
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        if optimize:
+            pto = llvm.create_pipeline_tuning_options(speed_level=3)
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        obj = tm.emit_object(mod)
+        return _load(obj, str(mod))
+
+
+def load_object(obj: bytes) -> Compiled:
+    with _LOCK:
+        return _load(obj, "")
+
+
+def _load(obj: bytes, text: str) -> Compiled:
+    tm = _new_target_machine()
+    empty = llvm.parse_assembly("")
+    engine = llvm.create_mcjit_compiler(empty, tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    return Compiled(engine, obj, text)

@@ -1,0 +1,347 @@
+"""One LLVM emitter per IR op: ``OP_EMITTERS[name](em, op) -> [result operands]``.
+
+Scalar math maps to LLVM intrinsics or libm (``MATH``); Python-specific integer and float
+division live in the runtime module (``runtime.py``).  Array ops build and read the array struct
+(see ``types.py``); addresses of C-contiguous arrays are computed from the shape so that LLVM sees
+a unit inner stride and vectorizes.
+"""
+
+from __future__ import annotations
+
+from .types import SCALAR, array_struct, elem_type, literal, ltype
+
+OP_EMITTERS: dict = {}
+
+
+def emitter(*names):
+    def deco(fn):
+        for n in names:
+            OP_EMITTERS[n] = fn
+        return fn
+    return deco
+
+
+def _ops(em, op):
+    return [em.val(v) for v in op.operands]
+
+
+def _fp(t) -> str:
+    return SCALAR[str(t)]
+
+
+# ---------------------------------------------------------------------- arith
+@emitter("arith.constant")
+def _constant(em, op):
+    return [literal(op.attrs["value"], op.results[0].type)]
+
+
+_FLOAT_BIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul",
+              "arith.divf": "fdiv"}
+_INT_BIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and",
+            "arith.ori": "or", "arith.xori": "xor"}
+
+
+@emitter(*_FLOAT_BIN)
+def _float_bin(em, op):
+    t = op.results[0].type
+    a, b = _ops(em, op)
+    if t.is_complex:
+        return [em.assign(f"call {ltype(t)} @zy.c{_FLOAT_BIN[op.name]}.{t}({ltype(t)} {a}, "
+                          f"{ltype(t)} {b})")]
+    return [em.assign(f"{_FLOAT_BIN[op.name]} {em.fm}{_fp(t)} {a}, {b}")]
+
+
+@emitter(*_INT_BIN)
+def _int_bin(em, op):
+    a, b = _ops(em, op)
+    return [em.assign(f"{_INT_BIN[op.name]} {ltype(op.results[0].type)} {a}, {b}")]
+
+
+@emitter("arith.negf")
+def _negf(em, op):
+    t = op.results[0].type
+    (a,) = _ops(em, op)
+    if t.is_complex:
+        ft = _fp(t.real_type)
+        parts = [em.assign(f"fneg {ft} {em.assign(f'extractvalue {ltype(t)} {a}, {k}')}")
+                 for k in (0, 1)]
+        return [_pack(em, t, *parts)]
+    return [em.assign(f"fneg {_fp(t)} {a}")]
+
+
+@emitter("arith.negi")
+def _negi(em, op):
+    (a,) = _ops(em, op)
+    return [em.assign(f"sub {ltype(op.results[0].type)} 0, {a}")]
+
+
+@emitter("arith.not")
+def _not(em, op):
+    (a,) = _ops(em, op)
+    return [em.assign(f"xor i1 {a}, true")]
+
+
+@emitter("arith.absi")
+def _absi(em, op):
+    t = ltype(op.results[0].type)
+    (a,) = _ops(em, op)
+    return [em.assign(f"call {t} @llvm.abs.{t}({t} {a}, i1 false)")]
+
+
+@emitter("arith.maxi", "arith.mini")
+def _minmaxi(em, op):
+    t = ltype(op.results[0].type)
+    a, b = _ops(em, op)
+    fn = "smax" if op.name == "arith.maxi" else "smin"
+    return [em.assign(f"call {t} @llvm.{fn}.{t}({t} {a}, {t} {b})")]
+
+
+@emitter("arith.maximumf", "arith.minimumf")
+def _minmaxf(em, op):
+    t = _fp(op.results[0].type)
+    a, b = _ops(em, op)
+    fn = "maximum" if op.name == "arith.maximumf" else "minimum"
+    return [em.assign(f"call {t} @llvm.{fn}.{_suffix(op.results[0].type)}({t} {a}, {t} {b})")]
+
+
+@emitter("arith.floordivi", "arith.modi", "arith.powi")
+def _int_div(em, op):
+    t = op.results[0].type
+    lt = ltype(t)
+    a, b = _ops(em, op)
+    if op.name == "arith.powi":
+        ok = em.assign(f"icmp sge {lt} {b}, 0")
+        em.raise_if_not(ok, "ValueError", "negative integer power in compiled code (use a "
+                        "float base)", op.loc)
+        return [em.assign(f"call {lt} @zy.powi.{t}({lt} {a}, {lt} {b})")]
+    ok = em.assign(f"icmp ne {lt} {b}, 0")
+    em.raise_if_not(ok, "ZeroDivisionError", "integer division or modulo by zero", op.loc)
+    fn = "floordiv" if op.name == "arith.floordivi" else "mod"
+    return [em.assign(f"call {lt} @zy.{fn}.{t}({lt} {a}, {lt} {b})")]
+
+
+@emitter("arith.modf", "arith.floordivf")
+def _py_float_div(em, op):
+    t = op.results[0].type
+    ft = _fp(t)
+    a, b = _ops(em, op)
+    fn = "pymod" if op.name == "arith.modf" else "pyfloordiv"
+    return [em.assign(f"call {ft} @zy.{fn}.{t}({ft} {a}, {ft} {b})")]
+
+
+_FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_ICMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_UCMP = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+@emitter("arith.cmpf")
+def _cmpf(em, op):
+    t = op.operands[0].type
+    a, b = _ops(em, op)
+    pred = op.attrs["pred"]
+    if t.is_complex:
+        lt = ltype(t)
+        ft = _fp(t.real_type)
+        parts = []
+        for k in (0, 1):
+            x = em.assign(f"extractvalue {lt} {a}, {k}")
+            y = em.assign(f"extractvalue {lt} {b}, {k}")
+            parts.append(em.assign(f"fcmp {_FCMP[pred]} {ft} {x}, {y}"))
+        comb = "and" if pred == "eq" else "or"
+        return [em.assign(f"{comb} i1 {parts[0]}, {parts[1]}")]
+    return [em.assign(f"fcmp {_FCMP[pred]} {_fp(t)} {a}, {b}")]
+
+
+@emitter("arith.cmpi")
+def _cmpi(em, op):
+    t = op.operands[0].type
+    a, b = _ops(em, op)
+    table = _UCMP if t.is_bool else _ICMP
+    return [em.assign(f"icmp {table[op.attrs['pred']]} {ltype(t)} {a}, {b}")]
+
+
+@emitter("arith.select")
+def _select(em, op):
+    c, a, b = _ops(em, op)
+    t = ltype(op.results[0].type)
+    return [em.assign(f"select i1 {c}, {t} {a}, {t} {b}")]
+
+
+@emitter("arith.cast")
+def _cast(em, op):
+    (a,) = _ops(em, op)
+    return [cast(em, a, op.operands[0].type, op.results[0].type)]
+
+
+def cast(em, a: str, src, dst) -> str:
+    if src == dst:
+        return a
+    if dst.is_complex:
+        ft = dst.real_type
+        if src.is_complex:
+            parts = [cast(em, em.assign(f"extractvalue {ltype(src)} {a}, {k}"), src.real_type, ft)
+                     for k in (0, 1)]
+            return _pack(em, dst, *parts)
+        return _pack(em, dst, cast(em, a, src, ft), literal(0.0, ft))
+    if dst.is_bool:
+        if src.is_complex:
+            raise TypeError("complex -> bool cast")
+        if src.is_inexact:
+            return em.assign(f"fcmp une {_fp(src)} {a}, {literal(0.0, src)}")
+        return em.assign(f"icmp ne {ltype(src)} {a}, 0")
+    if dst.is_int:
+        if src.is_bool:
+            return em.assign(f"zext i1 {a} to {ltype(dst)}")
+        if src.is_int:
+            op = "sext" if dst.bits > src.bits else "trunc"
+            return em.assign(f"{op} {ltype(src)} {a} to {ltype(dst)}")
+        d, s = ltype(dst), _fp(src)
+        return em.assign(f"call {d} @llvm.fptosi.sat.{d}.{_suffix(src)}({s} {a})")
+    if src.is_bool:
+        return em.assign(f"uitofp i1 {a} to {_fp(dst)}")
+    if src.is_int:
+        return em.assign(f"sitofp {ltype(src)} {a} to {_fp(dst)}")
+    op = "fpext" if dst.bits > src.bits else "fptrunc"
+    return em.assign(f"{op} {_fp(src)} {a} to {_fp(dst)}")
+
+
+def _suffix(t) -> str:
+    return "f64" if t.bits == 64 else "f32"
+
+
+def _pack(em, t, re: str, im: str) -> str:
+    lt = ltype(t)
+    ft = _fp(t.real_type)
+    x = em.assign(f"insertvalue {lt} poison, {ft} {re}, 0")
+    return em.assign(f"insertvalue {lt} {x}, {ft} {im}, 1")
+
+
+# ---------------------------------------------------------------------- math
+INTRINSIC = {"math.sqrt": "sqrt", "math.exp": "exp", "math.log": "log", "math.log10": "log10",
+             "math.log2": "log2", "math.sin": "sin", "math.cos": "cos", "math.absf": "fabs",
+             "math.floor": "floor", "math.ceil": "ceil", "math.trunc": "trunc",
+             "math.roundeven": "roundeven", "math.pow": "pow", "math.copysign": "copysign",
+             "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+             "math.sinh": "sinh", "math.cosh": "cosh", "math.tanh": "tanh",
+             "math.atan2": "atan2"}
+LIBM = {"math.log1p": "log1p", "math.expm1": "expm1", "math.erf": "erf", "math.erfc": "erfc",
+        "math.lgamma": "lgamma", "math.tgamma": "tgamma", "math.asinh": "asinh",
+        "math.acosh": "acosh", "math.atanh": "atanh", "math.hypot": "hypot", "math.fmod": "fmod"}
+COMPLEX_LIBM = {"math.sqrt": "csqrt", "math.exp": "cexp", "math.log": "clog", "math.sin": "csin",
+                "math.cos": "ccos", "math.tanh": "ctanh", "math.pow": "cpow"}
+
+
+@emitter(*INTRINSIC, *LIBM)
+def _math(em, op):
+    t = op.results[0].type
+    args = _ops(em, op)
+    if t.is_complex:
+        return [_complex_libm(em, op, t, args)]
+    ft = _fp(t)
+    sig = ", ".join(f"{ft} {a}" for a in args)
+    if op.name == "math.fmod":
+        return [em.assign(f"frem {ft} {args[0]}, {args[1]}")]
+    if op.name in INTRINSIC:
+        return [em.assign(f"call {em.fm}{ft} @llvm.{INTRINSIC[op.name]}.{_suffix(t)}({sig})")]
+    name = LIBM[op.name] + ("f" if t.bits == 32 else "")
+    em.mod.declare(f"declare {ft} @{name}({', '.join([ft] * len(args))}) #1")
+    return [em.assign(f"call {ft} @{name}({sig})")]
+
+
+def _complex_libm(em, op, t, args):
+    name = COMPLEX_LIBM.get(op.name)
+    if name is None:
+        raise NotImplementedError(f"{op.name} on complex numbers")
+    ft, lt = _fp(t.real_type), ltype(t)
+    name += "f" if t.bits == 64 else ""
+    flat = []
+    for a in args:
+        flat += [f"{ft} {em.assign(f'extractvalue {lt} {a}, {k}')}" for k in (0, 1)]
+    em.mod.declare(f"declare {lt} @{name}({', '.join([ft] * len(flat))}) #1")
+    return em.assign(f"call {lt} @{name}({', '.join(flat)})")
+
+
+@emitter("math.isnan", "math.isinf", "math.isfinite")
+def _float_test(em, op):
+    t = op.operands[0].type
+    ft = _fp(t)
+    (a,) = _ops(em, op)
+    if op.name == "math.isnan":
+        return [em.assign(f"fcmp uno {ft} {a}, {a}")]
+    mag = em.assign(f"call {ft} @llvm.fabs.{_suffix(t)}({ft} {a})")
+    inf = literal(float("inf"), t)
+    pred = "oeq" if op.name == "math.isinf" else "one"
+    return [em.assign(f"fcmp {pred} {ft} {mag}, {inf}")]
+
+
+@emitter("math.sign")
+def _sign(em, op):
+    t = op.results[0].type
+    ft = _fp(t)
+    (a,) = _ops(em, op)
+    pos = em.assign(f"fcmp ogt {ft} {a}, {literal(0.0, t)}")
+    neg = em.assign(f"fcmp olt {ft} {a}, {literal(0.0, t)}")
+    s = em.assign(f"select i1 {neg}, {ft} {literal(-1.0, t)}, {ft} {literal(0.0, t)}")
+    s = em.assign(f"select i1 {pos}, {ft} {literal(1.0, t)}, {ft} {s}")
+    nan = em.assign(f"fcmp uno {ft} {a}, {a}")
+    return [em.assign(f"select i1 {nan}, {ft} {a}, {ft} {s}")]
+
+
+# ---------------------------------------------------------------------- complex
+@emitter("complex.create")
+def _create(em, op):
+    re, im = _ops(em, op)
+    return [_pack(em, op.results[0].type, re, im)]
+
+
+@emitter("complex.re", "complex.im")
+def _part(em, op):
+    (a,) = _ops(em, op)
+    k = 0 if op.name == "complex.re" else 1
+    return [em.assign(f"extractvalue {ltype(op.operands[0].type)} {a}, {k}")]
+
+
+@emitter("complex.conj")
+def _conj(em, op):
+    t = op.results[0].type
+    (a,) = _ops(em, op)
+    lt, ft = ltype(t), _fp(t.real_type)
+    im = em.assign(f"extractvalue {lt} {a}, 1")
+    return [em.assign(f"insertvalue {lt} {a}, {ft} {em.assign(f'fneg {ft} {im}')}, 1")]
+
+
+@emitter("complex.abs")
+def _cabs(em, op):
+    t = op.operands[0].type
+    (a,) = _ops(em, op)
+    lt, ft = ltype(t), _fp(t.real_type)
+    re, im = (em.assign(f"extractvalue {lt} {a}, {k}") for k in (0, 1))
+    name = "hypot" + ("f" if t.bits == 64 else "")
+    em.mod.declare(f"declare {ft} @{name}({ft}, {ft}) #1")
+    return [em.assign(f"call {ft} @{name}({ft} {re}, {ft} {im})")]
+
+
+# ---------------------------------------------------------------------- checks
+@emitter("rt.assert")
+def _assert(em, op):
+    (ok,) = _ops(em, op)
+    em.raise_if_not(ok, op.attrs["kind"], op.attrs["msg"], op.loc)
+    return []
+
+
+@emitter("array.index")
+def _index(em, op):
+    i, n = _ops(em, op)
+    j = i
+    if op.attrs.get("wrap", True):
+        neg = em.assign(f"icmp slt i64 {i}, 0")
+        j = em.assign(f"select i1 {neg}, i64 {em.assign(f'add i64 {i}, {n}')}, i64 {i}")
+    if op.attrs.get("check", True):
+        ok = em.assign(f"icmp ult i64 {j}, {n}")
+        em.raise_if_not(ok, "IndexError", "index {a} is out of bounds for size {b}", op.loc, i, n)
+    return [j]
+
+
+from . import arrays  # noqa: E402,F401  (registers the array emitters)
+
+_ = (array_struct, elem_type)

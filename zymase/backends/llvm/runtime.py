@@ -1,0 +1,318 @@
+"""Run-time support written in LLVM IR and linked into every module: allocation and the per-call
+arena (allocations that outlive their block are freed when the call returns, unless returned),
+Python's integer ``//``, ``%`` and ``**``, CPython's float ``%`` and ``//``, complex arithmetic,
+and matrix-product kernels (BLAS when NumPy's OpenBLAS is found, loops otherwise)."""
+
+from __future__ import annotations
+
+from .types import array_struct
+
+HEADER = """
+declare ptr @malloc(i64)
+declare ptr @calloc(i64, i64)
+declare ptr @realloc(ptr, i64)
+declare void @free(ptr)
+declare double @fmod(double, double)
+declare float @fmodf(float, float)
+attributes #0 = { nounwind }
+attributes #1 = { nounwind willreturn memory(none) }
+attributes #2 = { nounwind alwaysinline }
+
+define internal ptr @zy.alloc(i64 %n, i32 %zero) #2 {
+  %n1 = call i64 @llvm.umax.i64(i64 %n, i64 1)
+  %z = icmp ne i32 %zero, 0
+  br i1 %z, label %c, label %m
+c:
+  %p = call ptr @calloc(i64 %n1, i64 1)
+  ret ptr %p
+m:
+  %q = call ptr @malloc(i64 %n1)
+  ret ptr %q
+}
+
+define internal void @zy.arena_push(ptr %ctx, ptr %p) #0 {
+  %bufp = getelementptr i8, ptr %ctx, i64 24
+  %lenp = getelementptr i8, ptr %ctx, i64 32
+  %capp = getelementptr i8, ptr %ctx, i64 40
+  %len = load i64, ptr %lenp
+  %cap = load i64, ptr %capp
+  %full = icmp eq i64 %len, %cap
+  br i1 %full, label %grow, label %put
+grow:
+  %twice = mul i64 %cap, 2
+  %nc = call i64 @llvm.umax.i64(i64 %twice, i64 16)
+  %old = load ptr, ptr %bufp
+  %nbytes = mul i64 %nc, 8
+  %nb = call ptr @realloc(ptr %old, i64 %nbytes)
+  store ptr %nb, ptr %bufp
+  store i64 %nc, ptr %capp
+  br label %put
+put:
+  %b = load ptr, ptr %bufp
+  %slot = getelementptr ptr, ptr %b, i64 %len
+  store ptr %p, ptr %slot
+  %len1 = add i64 %len, 1
+  store i64 %len1, ptr %lenp
+  ret void
+}
+"""
+
+INT_TEMPLATE = """
+define internal {t} @zy.floordiv.{n}({t} %a, {t} %b) #2 {{
+  %m1 = icmp eq {t} %b, -1
+  br i1 %m1, label %neg, label %div
+neg:
+  %n = sub {t} 0, %a
+  ret {t} %n
+div:
+  %q = sdiv {t} %a, %b
+  %r = srem {t} %a, %b
+  %rnz = icmp ne {t} %r, 0
+  %x = xor {t} %r, %b
+  %sgn = icmp slt {t} %x, 0
+  %adj = and i1 %rnz, %sgn
+  %q1 = sub {t} %q, 1
+  %res = select i1 %adj, {t} %q1, {t} %q
+  ret {t} %res
+}}
+
+define internal {t} @zy.mod.{n}({t} %a, {t} %b) #2 {{
+  %m1 = icmp eq {t} %b, -1
+  br i1 %m1, label %zero, label %div
+zero:
+  ret {t} 0
+div:
+  %r = srem {t} %a, %b
+  %rnz = icmp ne {t} %r, 0
+  %x = xor {t} %r, %b
+  %sgn = icmp slt {t} %x, 0
+  %adj = and i1 %rnz, %sgn
+  %r1 = add {t} %r, %b
+  %res = select i1 %adj, {t} %r1, {t} %r
+  ret {t} %res
+}}
+
+define internal {t} @zy.powi.{n}({t} %a, {t} %b) #0 {{
+entry:
+  br label %loop
+loop:
+  %r = phi {t} [1, %entry], [%r2, %body]
+  %x = phi {t} [%a, %entry], [%x2, %body]
+  %e = phi {t} [%b, %entry], [%e2, %body]
+  %done = icmp eq {t} %e, 0
+  br i1 %done, label %exit, label %body
+body:
+  %bit = and {t} %e, 1
+  %odd = icmp ne {t} %bit, 0
+  %rm = mul {t} %r, %x
+  %r2 = select i1 %odd, {t} %rm, {t} %r
+  %x2 = mul {t} %x, %x
+  %e2 = lshr {t} %e, 1
+  br label %loop
+exit:
+  ret {t} %r
+}}
+"""
+
+FLOAT_TEMPLATE = """
+define internal {t} @zy.pymod.{n}({t} %x, {t} %w) #2 {{
+  %mod = call {t} @fmod{f}({t} %x, {t} %w)
+  %nz = fcmp une {t} %mod, 0.0
+  %wneg = fcmp olt {t} %w, 0.0
+  %mneg = fcmp olt {t} %mod, 0.0
+  %diff = xor i1 %wneg, %mneg
+  %adj = and i1 %nz, %diff
+  %madj = fadd {t} %mod, %w
+  %m1 = select i1 %adj, {t} %madj, {t} %mod
+  %z = call {t} @llvm.copysign.{s}({t} 0.0, {t} %w)
+  %res = select i1 %nz, {t} %m1, {t} %z
+  ret {t} %res
+}}
+
+define internal {t} @zy.pyfloordiv.{n}({t} %x, {t} %w) #2 {{
+  %mod = call {t} @fmod{f}({t} %x, {t} %w)
+  %sub = fsub {t} %x, %mod
+  %div = fdiv {t} %sub, %w
+  %nz = fcmp une {t} %mod, 0.0
+  %wneg = fcmp olt {t} %w, 0.0
+  %mneg = fcmp olt {t} %mod, 0.0
+  %diff = xor i1 %wneg, %mneg
+  %adj = and i1 %nz, %diff
+  %dm1 = fsub {t} %div, 1.0
+  %d = select i1 %adj, {t} %dm1, {t} %div
+  %dnz = fcmp une {t} %d, 0.0
+  %fl = call {t} @llvm.floor.{s}({t} %d)
+  %gap = fsub {t} %d, %fl
+  %up = fcmp ogt {t} %gap, 0.5
+  %fl1 = fadd {t} %fl, 1.0
+  %f2 = select i1 %up, {t} %fl1, {t} %fl
+  %q = fdiv {t} %x, %w
+  %z = call {t} @llvm.copysign.{s}({t} 0.0, {t} %q)
+  %res = select i1 %dnz, {t} %f2, {t} %z
+  ret {t} %res
+}}
+"""
+
+COMPLEX_TEMPLATE = """
+define internal {c} @zy.cfadd.{n}({c} %a, {c} %b) #2 {{
+  %ar = extractvalue {c} %a, 0
+  %ai = extractvalue {c} %a, 1
+  %br = extractvalue {c} %b, 0
+  %bi = extractvalue {c} %b, 1
+  %r = fadd {t} %ar, %br
+  %i = fadd {t} %ai, %bi
+  %x = insertvalue {c} poison, {t} %r, 0
+  %y = insertvalue {c} %x, {t} %i, 1
+  ret {c} %y
+}}
+
+define internal {c} @zy.cfsub.{n}({c} %a, {c} %b) #2 {{
+  %ar = extractvalue {c} %a, 0
+  %ai = extractvalue {c} %a, 1
+  %br = extractvalue {c} %b, 0
+  %bi = extractvalue {c} %b, 1
+  %r = fsub {t} %ar, %br
+  %i = fsub {t} %ai, %bi
+  %x = insertvalue {c} poison, {t} %r, 0
+  %y = insertvalue {c} %x, {t} %i, 1
+  ret {c} %y
+}}
+
+define internal {c} @zy.cfmul.{n}({c} %a, {c} %b) #2 {{
+  %ar = extractvalue {c} %a, 0
+  %ai = extractvalue {c} %a, 1
+  %br = extractvalue {c} %b, 0
+  %bi = extractvalue {c} %b, 1
+  %rr = fmul {t} %ar, %br
+  %ii = fmul {t} %ai, %bi
+  %ri = fmul {t} %ar, %bi
+  %ir = fmul {t} %ai, %br
+  %r = fsub {t} %rr, %ii
+  %i = fadd {t} %ri, %ir
+  %x = insertvalue {c} poison, {t} %r, 0
+  %y = insertvalue {c} %x, {t} %i, 1
+  ret {c} %y
+}}
+
+define internal {c} @zy.cfdiv.{n}({c} %a, {c} %b) #2 {{
+entry:
+  %ar = extractvalue {c} %a, 0
+  %ai = extractvalue {c} %a, 1
+  %br = extractvalue {c} %b, 0
+  %bi = extractvalue {c} %b, 1
+  %abr = call {t} @llvm.fabs.{s}({t} %br)
+  %abi = call {t} @llvm.fabs.{s}({t} %bi)
+  %big = fcmp oge {t} %abr, %abi
+  br i1 %big, label %real, label %imag
+real:
+  %rat = fdiv {t} %bi, %br
+  %t1 = fmul {t} %bi, %rat
+  %den = fadd {t} %br, %t1
+  %n1 = fmul {t} %ai, %rat
+  %n2 = fadd {t} %ar, %n1
+  %r1 = fdiv {t} %n2, %den
+  %n3 = fmul {t} %ar, %rat
+  %n4 = fsub {t} %ai, %n3
+  %i1 = fdiv {t} %n4, %den
+  br label %done
+imag:
+  %rat2 = fdiv {t} %br, %bi
+  %t2 = fmul {t} %br, %rat2
+  %den2 = fadd {t} %bi, %t2
+  %m1 = fmul {t} %ar, %rat2
+  %m2 = fadd {t} %m1, %ai
+  %r2 = fdiv {t} %m2, %den2
+  %m3 = fmul {t} %ai, %rat2
+  %m4 = fsub {t} %m3, %ar
+  %i2 = fdiv {t} %m4, %den2
+  br label %done
+done:
+  %r = phi {t} [%r1, %real], [%r2, %imag]
+  %i = phi {t} [%i1, %real], [%i2, %imag]
+  %x = insertvalue {c} poison, {t} %r, 0
+  %y = insertvalue {c} %x, {t} %i, 1
+  ret {c} %y
+}}
+"""
+
+
+def runtime_ir() -> str:
+    parts = [HEADER]
+    for t, n in (("i64", "i64"), ("i32", "i32")):
+        parts.append(INT_TEMPLATE.format(t=t, n=n))
+    for t, n, f, s in (("double", "f64", "", "f64"), ("float", "f32", "f", "f32")):
+        parts.append(FLOAT_TEMPLATE.format(t=t, n=n, f=f, s=s))
+    for c, t, n, s in (("{double, double}", "double", "c128", "f64"),
+                       ("{float, float}", "float", "c64", "f32")):
+        parts.append(COMPLEX_TEMPLATE.format(c=c, t=t, n=n, s=s))
+    return "\n".join(parts)
+
+
+def matmul_ir(fn: str, ta, tb, to) -> str:
+    """A loop kernel ``out = a @ b`` for ranks (2,2), (2,1), (1,2) on any strides."""
+    et = {"f64": "double", "f32": "float", "c128": "{double, double}",
+          "c64": "{float, float}"}[str(ta.dtype)]
+    if ta.dtype.is_complex:
+        raise NotImplementedError("complex matrix products")
+    zero = "0.0"
+    sa, sb, so = (array_struct(t.ndim) for t in (ta, tb, to))
+    # view every operand as 2-D: (rows, cols) with (row stride, col stride)
+    def dims2(name, t, s, vec_as_row):
+        lines = [f"  %{name}.data = extractvalue {s} %{name}, 1"]
+        if t.ndim == 2:
+            for k, what in enumerate(("r", "c")):
+                lines.append(f"  %{name}.{what}n = extractvalue {s} %{name}, 2, {k}")
+                lines.append(f"  %{name}.{what}s = extractvalue {s} %{name}, 3, {k}")
+        else:
+            n, st = f"extractvalue {s} %{name}, 2, 0", f"extractvalue {s} %{name}, 3, 0"
+            one, big = ("r", "c") if vec_as_row else ("c", "r")
+            lines += [f"  %{name}.{one}n = add i64 1, 0", f"  %{name}.{one}s = add i64 0, 0",
+                      f"  %{name}.{big}n = {n}", f"  %{name}.{big}s = {st}"]
+        return lines
+    body = [f"define internal void @{fn}({sa} %a, {sb} %b, {so} %o) #0 {{", "entry:"]
+    body += dims2("a", ta, sa, True) + dims2("b", tb, sb, False) + dims2("o", to, so,
+                                                                          ta.ndim == 1)
+    body += f"""  br label %li
+li:
+  %i = phi i64 [0, %entry], [%i1, %lj.end]
+  %ic = icmp slt i64 %i, %a.rn
+  br i1 %ic, label %lj, label %exit
+lj:
+  %j = phi i64 [0, %li], [%j1, %lk.end]
+  %jc = icmp slt i64 %j, %b.cn
+  br i1 %jc, label %lk, label %lj.end
+lk:
+  %k = phi i64 [0, %lj], [%k1, %lk.body]
+  %s = phi {et} [{zero}, %lj], [%s1, %lk.body]
+  %kc = icmp slt i64 %k, %a.cn
+  br i1 %kc, label %lk.body, label %lk.end
+lk.body:
+  %ao1 = mul i64 %i, %a.rs
+  %ao2 = mul i64 %k, %a.cs
+  %ao = add i64 %ao1, %ao2
+  %ap = getelementptr {et}, ptr %a.data, i64 %ao
+  %av = load {et}, ptr %ap
+  %bo1 = mul i64 %k, %b.rs
+  %bo2 = mul i64 %j, %b.cs
+  %bo = add i64 %bo1, %bo2
+  %bp = getelementptr {et}, ptr %b.data, i64 %bo
+  %bv = load {et}, ptr %bp
+  %m = fmul {et} %av, %bv
+  %s1 = fadd {et} %s, %m
+  %k1 = add i64 %k, 1
+  br label %lk
+lk.end:
+  %oo1 = mul i64 %i, %o.rs
+  %oo2 = mul i64 %j, %o.cs
+  %oo = add i64 %oo1, %oo2
+  %op = getelementptr {et}, ptr %o.data, i64 %oo
+  store {et} %s, ptr %op
+  %j1 = add i64 %j, 1
+  br label %lj
+lj.end:
+  %i1 = add i64 %i, 1
+  br label %li
+exit:
+  ret void
+}}""".splitlines()
+    return "\n".join(body)

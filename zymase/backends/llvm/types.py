@@ -1,0 +1,53 @@
+"""LLVM types of IR types.
+
+An array value is the struct ``{ptr base, ptr data, [n x i64] shape, [n x i64] strides}``: ``base``
+is the malloc'd block that owns the memory (null for memory zymase does not own), ``data`` points at
+element ``[0, ..., 0]``, strides count elements.  Complex scalars are ``{double, double}``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ...ir.types import ArrayType, ScalarType, Type
+
+SCALAR = {"f64": "double", "f32": "float", "i64": "i64", "i32": "i32", "i1": "i1",
+          "c128": "{double, double}", "c64": "{float, float}"}
+# where each field of an array struct lives
+BASE, DATA, SHAPE, STRIDES = 0, 1, 2, 3
+
+
+def ltype(t: Type) -> str:
+    if isinstance(t, ScalarType):
+        return SCALAR[str(t)]
+    if isinstance(t, ArrayType):
+        return array_struct(t.ndim)
+    raise TypeError(f"no LLVM type for {t}")
+
+
+def array_struct(ndim: int) -> str:
+    return f"{{ptr, ptr, [{ndim} x i64], [{ndim} x i64]}}"
+
+
+def elem_type(t: ArrayType) -> str:
+    return SCALAR[str(t.dtype)]
+
+
+def float_literal(x: float, bits: int = 64) -> str:
+    """An exact LLVM literal for a float (hex form; float32 values widened as LLVM requires)."""
+    if bits == 32:
+        x = struct.unpack("<f", struct.pack("<f", x))[0]
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def literal(value, t: ScalarType) -> str:
+    if t.is_float:
+        return float_literal(float(value), t.bits)
+    if t.is_bool:
+        return "true" if value else "false"
+    if t.is_int:
+        return str(int(value))
+    c = complex(value)
+    ft = SCALAR[str(t.real_type)]
+    return (f"{{{ft} {float_literal(c.real, t.bits // 2)}, "
+            f"{ft} {float_literal(c.imag, t.bits // 2)}}}")

@@ -1,0 +1,1 @@
+"""Examples shipped with zymase, run by ``zymase demo``."""

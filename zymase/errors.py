@@ -1,0 +1,77 @@
+"""Every user-facing error.  Each names the user's file, line and column and shows the source
+line with a caret; none shows a zymase-internal path.
+
+    >>> raise UnsupportedError("generators are not supported", loc)   # doctest: +SKIP
+    zymase.errors.UnsupportedError: model.py:12:9: generators are not supported
+        y = (v for v in x)
+            ^
+"""
+
+from __future__ import annotations
+
+import linecache
+
+from .ir.core import Loc
+from .ir.ops.rt import ShapeError as _IRShapeError
+
+
+class ZymaseError(Exception):
+    """Base class of zymase's errors.  ``loc`` is the user's source location (or None)."""
+
+    def __init__(self, msg: str, loc: Loc | None = None, note: str = ""):
+        self.msg = msg
+        self.loc = loc
+        self.note = note
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        if self.loc is None or self.loc.line <= 0:
+            return self.msg + (f"\n{self.note}" if self.note else "")
+        text = f"{self.loc}: {self.msg}"
+        src = linecache.getline(self.loc.file, self.loc.line).rstrip("\n")
+        if src.strip():
+            text += f"\n    {src}\n    {' ' * (self.loc.col - 1)}^"
+        if self.note:
+            text += f"\n{self.note}"
+        return text
+
+
+class UnsupportedError(ZymaseError):
+    """The function uses Python or NumPy that zymase does not compile."""
+
+
+class ZymaseTypeError(ZymaseError, TypeError):
+    """An argument or an expression has a type zymase cannot use there."""
+
+
+class ShapeError(ZymaseError, _IRShapeError):
+    """Array shapes do not match (raised at run time by compiled code)."""
+
+
+class ZymaseIndexError(ZymaseError, IndexError):
+    """An index is out of range (raised at run time by compiled code)."""
+
+
+class ZymaseValueError(ZymaseError, ValueError):
+    """A value is out of the domain of an operation (raised at run time by compiled code)."""
+
+
+class ZymaseZeroDivisionError(ZymaseError, ZeroDivisionError):
+    """Integer or float division/modulo by zero (raised at run time by compiled code)."""
+
+
+class ZymaseAssertionError(ZymaseError, AssertionError):
+    """A user ``assert`` failed in compiled code."""
+
+
+class DifferentiationError(ZymaseError):
+    """The requested derivative cannot be computed (no rule, inactive output, integer input)."""
+
+
+RUNTIME_ERRORS = {
+    "IndexError": ZymaseIndexError,
+    "ValueError": ZymaseValueError,
+    "ShapeError": ShapeError,
+    "ZeroDivisionError": ZymaseZeroDivisionError,
+    "AssertionError": ZymaseAssertionError,
+}

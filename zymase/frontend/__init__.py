@@ -1,0 +1,1 @@
+"""The frontend: Python functions (their ``ast``) and concrete argument types -> typed IR."""

@@ -1,0 +1,295 @@
+"""What a call means: a table from Python objects (builtins, ``math`` functions, NumPy functions)
+to handlers, and the fallback that compiles a called plain Python function.
+
+A handler is ``handler(lw, args, kwargs, node) -> FVal``; ``@register(obj, ...)`` adds one.
+NumPy handlers live in ``numpy.py`` and register here too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import types
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.types import F64, I1, I64
+from .typing import Array, ListVal, PyObj, Scalar, Tup, result_type, stype
+
+CALLS: dict = {}
+
+# math function -> IR op (all take and return Python floats)
+MATH_UNARY = {
+    math.sqrt: "math.sqrt", math.exp: "math.exp", math.log1p: "math.log1p",
+    math.expm1: "math.expm1", math.log10: "math.log10", math.log2: "math.log2",
+    math.sin: "math.sin", math.cos: "math.cos", math.tan: "math.tan", math.asin: "math.asin",
+    math.acos: "math.acos", math.atan: "math.atan", math.sinh: "math.sinh",
+    math.cosh: "math.cosh", math.tanh: "math.tanh", math.asinh: "math.asinh",
+    math.acosh: "math.acosh", math.atanh: "math.atanh", math.fabs: "math.absf",
+    math.erf: "math.erf", math.erfc: "math.erfc", math.lgamma: "math.lgamma",
+    math.gamma: "math.tgamma",
+}
+MATH_BINARY = {math.pow: "math.pow", math.atan2: "math.atan2", math.hypot: "math.hypot",
+               math.copysign: "math.copysign", math.fmod: "math.fmod"}
+MATH_TO_INT = {math.floor: "math.floor", math.ceil: "math.ceil", math.trunc: "math.trunc"}
+MATH_PREDICATES = {math.isnan: "math.isnan", math.isinf: "math.isinf",
+                   math.isfinite: "math.isfinite"}
+
+
+def register(*objs):
+    def deco(fn):
+        for o in objs:
+            CALLS[o] = fn
+        return fn
+    return deco
+
+
+def call_object(lw, obj, args, kwargs, node):
+    from .exprs import BoundMethod
+
+    if isinstance(obj, BoundMethod):
+        from .numpy import call_method
+        return call_method(lw, obj.obj, obj.name, args, kwargs, node)
+    try:
+        handler = CALLS.get(obj)
+    except TypeError:
+        handler = None
+    if handler is not None:
+        return handler(lw, args, kwargs, node)
+    if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
+        return lw.call_user(obj, args, kwargs, node)
+    name = getattr(obj, "__qualname__", None) or repr(obj)
+    mod = getattr(obj, "__module__", None)
+    full = f"{mod}.{name}" if mod and mod != "builtins" else name
+    raise lw.err(UnsupportedError, f"calling `{full}` is not supported in compiled code", node)
+
+
+def no_kwargs(lw, kwargs, node, name):
+    if kwargs:
+        raise lw.err(UnsupportedError, f"{name}() keyword arguments {sorted(kwargs)} are not "
+                     "supported", node)
+
+
+def as_float(lw, v, node, fname) -> Scalar:
+    """A math-module argument: a real scalar converted to a Python float."""
+    if isinstance(v, Array):
+        raise lw.err(ZymaseTypeError, f"{fname}() takes a scalar, not an array; use the NumPy "
+                     "function for arrays", node)
+    if not isinstance(v, Scalar) or v.type.is_complex:
+        raise lw.err(ZymaseTypeError, f"{fname}() needs a real number, not {lw.describe(v)}",
+                     node)
+    return Scalar(lw.b.cast(v.value, F64), True)
+
+
+def finite_to_int(lw, x: Scalar, t=I64):
+    """``int(x)`` of a float: refuses NaN and infinities as Python does."""
+    ok = lw.b.op("math.isfinite", x.value)
+    lw.b.create("rt.assert", [ok], [], {"kind": "ValueError",
+                                        "msg": "cannot convert float NaN or infinity to integer"})
+    return lw.b.cast(x.value, t)
+
+
+def _math_unary(op):
+    def h(lw, args, kwargs, node):
+        no_kwargs(lw, kwargs, node, op)
+        _arity(lw, args, 1, node, op)
+        x = as_float(lw, args[0], node, op)
+        return Scalar(lw.b.op(op, x.value), True)
+    return h
+
+
+def _math_binary(op):
+    def h(lw, args, kwargs, node):
+        no_kwargs(lw, kwargs, node, op)
+        _arity(lw, args, 2, node, op)
+        x, y = (as_float(lw, a, node, op) for a in args)
+        return Scalar(lw.b.op(op, x.value, y.value), True)
+    return h
+
+
+def _math_to_int(op):
+    def h(lw, args, kwargs, node):
+        _arity(lw, args, 1, node, op)
+        v = args[0]
+        if isinstance(v, Scalar) and (v.type.is_int or v.type.is_bool):
+            return Scalar(lw.b.cast(v.value, I64), True)
+        x = as_float(lw, v, node, op)
+        return Scalar(finite_to_int(lw, Scalar(lw.b.op(op, x.value))), True)
+    return h
+
+
+def _math_predicate(op):
+    def h(lw, args, kwargs, node):
+        _arity(lw, args, 1, node, op)
+        return Scalar(lw.b.op(op, as_float(lw, args[0], node, op).value), True)
+    return h
+
+
+for _f, _op in MATH_UNARY.items():
+    CALLS[_f] = _math_unary(_op)
+for _f, _op in MATH_BINARY.items():
+    CALLS[_f] = _math_binary(_op)
+for _f, _op in MATH_TO_INT.items():
+    CALLS[_f] = _math_to_int(_op)
+for _f, _op in MATH_PREDICATES.items():
+    CALLS[_f] = _math_predicate(_op)
+
+
+def _arity(lw, args, n, node, name):
+    if len(args) != n:
+        raise lw.err(ZymaseTypeError, f"{name}() takes {n} argument(s), got {len(args)}", node)
+
+
+@register(math.log)
+def _log(lw, args, kwargs, node):
+    x = as_float(lw, args[0], node, "math.log")
+    out = lw.b.op("math.log", x.value)
+    if len(args) == 2:
+        base = as_float(lw, args[1], node, "math.log")
+        out = lw.b.op("arith.divf", out, lw.b.op("math.log", base.value))
+    return Scalar(out, True)
+
+
+@register(math.degrees, math.radians)
+def _degrees(lw, args, kwargs, node):
+    x = as_float(lw, args[0], node, "math.degrees")
+    f = 180.0 / math.pi if node.func.attr == "degrees" else math.pi / 180.0
+    return Scalar(lw.b.op("arith.mulf", x.value, lw.b.f64(f)), True)
+
+
+# ---------------------------------------------------------------------- builtins
+@register(builtins.abs)
+def _abs(lw, args, kwargs, node):
+    v = args[0]
+    if isinstance(v, Array):
+        from .numpy import elementwise_unary
+        return elementwise_unary(lw, "abs", v, node)
+    if not isinstance(v, Scalar):
+        raise lw.err(ZymaseTypeError, f"bad operand for abs(): {lw.describe(v)}", node)
+    if v.type.is_complex:
+        return Scalar(lw.b.op("complex.abs", v.value), v.weak)
+    if v.type.is_inexact:
+        return Scalar(lw.b.op("math.absf", v.value), v.weak)
+    return Scalar(lw.b.op("arith.absi", lw.b.cast(v.value, I64 if v.type == I1 else v.type)),
+                  v.weak)
+
+
+def _minmax(is_max):
+    def h(lw, args, kwargs, node):
+        no_kwargs(lw, kwargs, node, "max" if is_max else "min")
+        if len(args) == 1:
+            v = args[0]
+            if isinstance(v, Tup):
+                args = list(v.items)
+            else:
+                from .numpy import reduce_all
+                return reduce_all(lw, "max" if is_max else "min", v, node, python=True)
+        if not all(isinstance(a, Scalar) for a in args):
+            raise lw.err(ZymaseTypeError, "min()/max() of several arguments needs scalars", node)
+        best = args[0]
+        for v in args[1:]:
+            st = result_type(stype(best), stype(v))
+            x, y = lw.b.cast(best.value, st.type), lw.b.cast(v.value, st.type)
+            better = lw.scalar_compare("gt" if is_max else "lt", Scalar(y), Scalar(x)).value
+            best = Scalar(lw.b.op("arith.select", better, y, x), st.weak)
+        return best
+    return h
+
+
+CALLS[builtins.max] = _minmax(True)
+CALLS[builtins.min] = _minmax(False)
+
+
+@register(builtins.int)
+def _int(lw, args, kwargs, node):
+    v = args[0] if args else lw.const_int(0)
+    if not isinstance(v, Scalar) or v.type.is_complex:
+        raise lw.err(ZymaseTypeError, f"int() needs a real number, not {lw.describe(v)}", node)
+    if v.type.is_inexact:
+        return Scalar(finite_to_int(lw, v), True)
+    return Scalar(lw.b.cast(v.value, I64), True)
+
+
+@register(builtins.float)
+def _float(lw, args, kwargs, node):
+    v = args[0] if args else Scalar(lw.b.f64(0.0), True)
+    if not isinstance(v, Scalar) or v.type.is_complex:
+        raise lw.err(ZymaseTypeError, f"float() needs a real number, not {lw.describe(v)}", node)
+    return Scalar(lw.b.cast(v.value, F64), True)
+
+
+@register(builtins.bool)
+def _bool(lw, args, kwargs, node):
+    return lw.truth(args[0], node) if args else lw.const_bool(False)
+
+
+@register(builtins.complex)
+def _complex(lw, args, kwargs, node):
+    re = as_float(lw, args[0], node, "complex") if args else Scalar(lw.b.f64(0.0), True)
+    im = as_float(lw, args[1], node, "complex") if len(args) > 1 else Scalar(lw.b.f64(0.0), True)
+    return Scalar(lw.b.op("complex.create", re.value, im.value), True)
+
+
+@register(builtins.round)
+def _round(lw, args, kwargs, node):
+    x = as_float(lw, args[0], node, "round")
+    if isinstance(args[0], Scalar) and args[0].type.is_int:
+        return args[0]
+    r = lw.b.op("math.roundeven", x.value)
+    if len(args) == 1:
+        return Scalar(finite_to_int(lw, Scalar(r)), True)
+    nd = lw.constant_of(args[1])
+    if not isinstance(nd, int):
+        raise lw.err(UnsupportedError, "round(x, ndigits) needs a constant ndigits", node)
+    scale = lw.b.f64(10.0 ** nd)
+    y = lw.b.op("math.roundeven", lw.b.op("arith.mulf", x.value, scale))
+    return Scalar(lw.b.op("arith.divf", y, scale), True)
+
+
+@register(builtins.len)
+def _len(lw, args, kwargs, node):
+    v = args[0]
+    if isinstance(v, Array):
+        if v.type.ndim == 0:
+            raise lw.err(ZymaseTypeError, "len() of a 0-d array", node)
+        return Scalar(lw.dim(v, 0), True)
+    if isinstance(v, Tup):
+        return lw.const_int(len(v.items))
+    if isinstance(v, ListVal):
+        return Scalar(v.length, True)
+    from .lower import EmptyList
+    if isinstance(v, EmptyList):
+        return lw.const_int(0)
+    raise lw.err(ZymaseTypeError, f"len() of {lw.describe(v)}", node)
+
+
+@register(builtins.pow)
+def _pow(lw, args, kwargs, node):
+    import ast
+    return lw.binop(ast.Pow(), args[0], args[1], node)
+
+
+@register(builtins.sum)
+def _sum(lw, args, kwargs, node):
+    v = args[0]
+    if isinstance(v, Tup):
+        import ast
+        out = args[1] if len(args) > 1 else lw.const_int(0)
+        for x in v.items:
+            out = lw.binop(ast.Add(), out, x, node)
+        return out
+    from .numpy import reduce_axis0
+    return reduce_axis0(lw, "sum", v, node)
+
+
+@register(builtins.print)
+def _print(lw, args, kwargs, node):
+    raise lw.err(UnsupportedError, "print() is not supported in compiled code (return the values "
+                 "you want to see, or call the function without zymase.jit)", node)
+
+
+@register(builtins.isinstance)
+def _isinstance(lw, args, kwargs, node):
+    raise lw.err(UnsupportedError, "isinstance() is not supported in compiled code", node)
+
+
+_ = (PyObj,)

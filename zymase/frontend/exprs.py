@@ -1,0 +1,435 @@
+"""Expressions: names, constants, attributes, operators, comparisons, calls.
+
+Scalar arithmetic follows Python for Python scalars and NumPy 2 when a NumPy scalar is involved
+(see ``typing.result_type``).  Division or modulo of two Python scalars by zero raises
+ZeroDivisionError like CPython; NumPy scalars give inf/nan like NumPy.  Array operands are
+handed to ``numpy.py``; subscripts to ``indexing.py``; calls go through ``calls.CALLS`` (builtins,
+``math``, NumPy) or compile the called Python function.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import numpy as np
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.types import C128, F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
+from .indexing import IndexingMixin
+from .typing import (
+    UNDEF, Array, FVal, ListVal, PyObj, Scalar, SType, Struct, Tup, python_scalar_stype,
+    result_type, stype,
+)
+
+# ast operator -> (float op, int op); None means "not defined for that kind"
+ARITH = {
+    ast.Add: ("arith.addf", "arith.addi"),
+    ast.Sub: ("arith.subf", "arith.subi"),
+    ast.Mult: ("arith.mulf", "arith.muli"),
+    ast.Div: ("arith.divf", None),
+    ast.FloorDiv: ("arith.floordivf", "arith.floordivi"),
+    ast.Mod: ("arith.modf", "arith.modi"),
+    ast.Pow: ("math.pow", "arith.powi"),
+    ast.BitAnd: (None, "arith.andi"),
+    ast.BitOr: (None, "arith.ori"),
+    ast.BitXor: (None, "arith.xori"),
+}
+COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+          ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+          ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
+
+class NumpyDelegates:
+    """Methods of FunctionLowerer that hand array work to ``numpy.py``."""
+
+    def array_binop(self, op, a, b, node):
+        from .numpy import array_binop
+        return array_binop(self, op, a, b, node)
+
+    def array_unary(self, op, a, node):
+        from .numpy import array_unary
+        return array_unary(self, op, a, node)
+
+    def array_compare(self, pred, a, b, node):
+        from .numpy import array_compare
+        return array_compare(self, pred, a, b, node)
+
+    def inplace_binop(self, op, target, value, node):
+        from .numpy import inplace_binop
+        return inplace_binop(self, op, target, value, node)
+
+    def matmul(self, a, b, node):
+        from .numpy_extra import matmul
+        return matmul(self, a, b, node)
+
+    def scalar_binop_type(self, opk, st):
+        """The element type of ``x <op> y`` for operands of promoted type ``st``."""
+        t = st.type
+        if opk is ast.Div and not t.is_inexact:
+            return F64
+        if t.is_bool and opk not in (ast.BitAnd, ast.BitOr, ast.BitXor):
+            return I64
+        return t
+
+    def expr_neg(self, x):
+        t = I64 if x.type.is_bool else x.type
+        return Scalar(self.b.op("arith.negf" if t.is_inexact else "arith.negi",
+                                self.b.cast(x.value, t)), x.weak)
+
+
+class BoundMethod:
+    """``obj.name`` for an array/list/scalar ``obj``, waiting to be called."""
+
+    def __init__(self, obj: FVal, name: str):
+        self.obj, self.name = obj, name
+
+
+class ExprLowerer(IndexingMixin, NumpyDelegates):
+    """Mixin of FunctionLowerer: expression lowering."""
+
+    def expr(self, node) -> FVal:
+        visit = getattr(self, "expr_" + type(node).__name__, None)
+        if visit is None:
+            raise UnsupportedError(f"`{type(node).__name__}` expressions are not supported",
+                                   self.src.loc(node))
+        with self.b.location(self.src.loc(node)):
+            return visit(node)
+
+    def err(self, cls, msg, node):
+        return cls(msg, self.src.loc(node) if node is not None else self.b.loc)
+
+    # ------------------------------------------------------------------ leaves
+    def expr_Constant(self, node):
+        return self.pyvalue(node.value, node)
+
+    def expr_Name(self, node):
+        return self.lookup_name(node.id, node)
+
+    def lookup_name(self, name, node):
+        v = self.symtab.get(name, None)
+        if v is UNDEF:
+            raise self.err(UnsupportedError, f"`{name}` may be used before it is assigned", node)
+        if v is not None:
+            return v
+        try:
+            obj = self.src.lookup(name)
+        except KeyError:
+            raise self.err(UnsupportedError, f"name `{name}` is not defined", node) from None
+        return self.pyvalue(obj, node)
+
+    def pyvalue(self, obj, node) -> FVal:
+        """A Python object known at compile time as an FVal (numbers become IR constants)."""
+        st = python_scalar_stype(obj)
+        if st is not None:
+            if st.type == I64 and not -(2**63) <= obj < 2**63:
+                raise self.err(UnsupportedError, f"integer {obj} does not fit in 64 bits", node)
+            return Scalar(self.b.const(obj, st.type), True)
+        if isinstance(obj, np.generic) and not isinstance(obj, np.ndarray):
+            t = scalar_from_dtype(obj.dtype)
+            if t is None:
+                raise self.err(ZymaseTypeError, f"unsupported NumPy scalar type {obj.dtype}", node)
+            return Scalar(self.b.const(obj.item(), t), False)
+        if isinstance(obj, np.ndarray):
+            return self.const_array(obj, node)
+        if isinstance(obj, tuple):
+            return Tup(tuple(self.pyvalue(x, node) for x in obj))
+        return PyObj(obj)
+
+    def const_array(self, arr: np.ndarray, node) -> Array:
+        t = scalar_from_dtype(arr.dtype)
+        if t is None:
+            raise self.err(ZymaseTypeError, f"arrays of {arr.dtype} are not supported", node)
+        data = np.ascontiguousarray(arr)
+        v = self.b.create("array.const", [], [ArrayType(t, data.ndim, "C")], {"data": data})
+        return Array(v.result)
+
+    def const_bool(self, v: bool) -> Scalar:
+        return Scalar(self.b.i1(v), True)
+
+    def const_int(self, v: int) -> Scalar:
+        return Scalar(self.b.i64(v), True)
+
+    def constant_of(self, v):
+        """The Python value of a compile-time constant FVal, or None."""
+        if isinstance(v, PyObj):
+            return v.obj
+        if isinstance(v, Scalar) and v.value.op is not None and v.value.op.name == "arith.constant":
+            return v.value.op.attrs["value"]
+        return None
+
+    def describe(self, v) -> str:
+        if isinstance(v, Scalar):
+            return f"a {'Python ' if v.weak else ''}{v.type.np_dtype.name} scalar"
+        if isinstance(v, Array):
+            return f"an array of {v.type.dtype.np_dtype.name} (ndim={v.type.ndim})"
+        if isinstance(v, Tup):
+            return f"a tuple of {len(v.items)}"
+        if isinstance(v, ListVal):
+            return "a list"
+        if isinstance(v, Struct):
+            return f"a {v.pytype.__name__}"
+        if isinstance(v, PyObj):
+            return "None" if v.obj is None else f"the Python object {v.obj!r}"
+        return "unbound"
+
+    # ------------------------------------------------------------------ containers
+    def expr_Tuple(self, node):
+        return Tup(tuple(self.expr(e) for e in node.elts))
+
+    def expr_List(self, node):
+        if not node.elts:
+            from .lower import EMPTY_LIST
+            return EMPTY_LIST
+        return Tup(tuple(self.expr(e) for e in node.elts))
+
+    # ------------------------------------------------------------------ attributes
+    def expr_Attribute(self, node):
+        base = self.expr(node.value)
+        name = node.attr
+        if isinstance(base, PyObj):
+            if not hasattr(base.obj, name):
+                raise self.err(UnsupportedError, f"{base.obj!r} has no attribute `{name}`", node)
+            return self.pyvalue(getattr(base.obj, name), node)
+        if isinstance(base, Struct):
+            if name not in base.fields:
+                raise self.err(UnsupportedError, f"{base.pytype.__name__} has no field `{name}`",
+                               node)
+            return base.fields[name]
+        if isinstance(base, Array):
+            got = self.array_attribute(base, name, node)
+            if got is not None:
+                return got
+        if isinstance(base, Scalar) and name in ("real", "imag"):
+            return self.scalar_part(base, name)
+        return PyObj(BoundMethod(base, name))
+
+    def scalar_part(self, v: Scalar, name: str) -> Scalar:
+        if not v.type.is_complex:
+            return v if name == "real" else Scalar(self.b.const(0, v.type), v.weak)
+        return Scalar(self.b.op("complex.re" if name == "real" else "complex.im", v.value), v.weak)
+
+    # ------------------------------------------------------------------ operators
+    def expr_BinOp(self, node):
+        return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+
+    def binop(self, op, a, b, node):
+        if isinstance(op, ast.MatMult):
+            return self.matmul(a, b, node)
+        if isinstance(a, Array) or isinstance(b, Array):
+            return self.array_binop(op, a, b, node)
+        if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, ast.Add):
+            return Tup(a.items + b.items)
+        if isinstance(a, Scalar) and isinstance(b, Scalar) and type(op) in ARITH:
+            return self.scalar_binop(type(op), a, b)
+        raise self.err(ZymaseTypeError, f"unsupported operand types for {SYMBOL.get(type(op), op)}:"
+                       f" {self.describe(a)} and {self.describe(b)}", node)
+
+    def scalar_binop(self, opk, a: Scalar, b: Scalar) -> Scalar:
+        st = result_type(stype(a), stype(b))
+        if opk is ast.Pow:
+            return self.scalar_pow(a, b, st)
+        if opk in (ast.BitAnd, ast.BitOr, ast.BitXor):
+            if st.type.is_inexact:
+                raise ZymaseTypeError("bitwise operators need integers or booleans", self.b.loc)
+            return Scalar(self.b.op(ARITH[opk][1], self.b.cast(a.value, st.type),
+                                    self.b.cast(b.value, st.type)), st.weak)
+        t = st.type
+        if t.is_bool or (opk is ast.Div and not t.is_inexact):
+            t = I64 if opk is not ast.Div else F64
+        if opk in (ast.FloorDiv, ast.Mod) and t.is_complex:
+            raise ZymaseTypeError("// and % are not defined for complex numbers", self.b.loc)
+        x, y = self.b.cast(a.value, t), self.b.cast(b.value, t)
+        name = ARITH[opk][0 if t.is_inexact else 1]
+        if t.is_inexact and opk in (ast.Div, ast.FloorDiv, ast.Mod) and a.weak and b.weak:
+            self.check_nonzero(y, "float division by zero" if opk is ast.Div else
+                               "float modulo" if opk is ast.Mod else "float floor division by zero")
+        return Scalar(self.b.op(name, x, y), st.weak)
+
+    def check_nonzero(self, y, msg):
+        zero = self.b.const(0, y.type)
+        pred = "arith.cmpf" if y.type.is_inexact else "arith.cmpi"
+        ok = self.b.op(pred, y, zero, pred="ne")
+        self.b.create("rt.assert", [ok], [], {"kind": "ZeroDivisionError", "msg": msg})
+
+    def scalar_pow(self, a: Scalar, b: Scalar, st: SType) -> Scalar:
+        k = self.constant_of(b)
+        if st.type.is_int and not (isinstance(k, int) and k < 0):
+            return Scalar(self.b.op("arith.powi", *(self.b.cast(v.value, st.type) for v in (a, b))),
+                          st.weak)
+        t = st.type if st.type.is_inexact else F64
+        x = self.b.cast(a.value, t)
+        if isinstance(k, (int, float)) and not isinstance(k, bool) and k in (1, 2, 3):
+            out = x
+            for _ in range(int(k) - 1):
+                out = self.b.op("arith.mulf", out, x)
+            return Scalar(out, st.weak)
+        return Scalar(self.b.op("math.pow", x, self.b.cast(b.value, t)), st.weak)
+
+    def expr_UnaryOp(self, node):
+        v = self.expr(node.operand)
+        op = node.op
+        if isinstance(op, ast.Not):
+            return Scalar(self.b.op("arith.not", self.truth(v, node).value), True)
+        if isinstance(v, Array):
+            return self.array_unary(op, v, node)
+        if not isinstance(v, Scalar):
+            raise self.err(ZymaseTypeError, f"bad operand for unary operator: {self.describe(v)}",
+                           node)
+        if isinstance(op, ast.UAdd):
+            return v
+        if isinstance(op, ast.USub):
+            t = I64 if v.type.is_bool else v.type
+            name = "arith.negf" if t.is_inexact else "arith.negi"
+            return Scalar(self.b.op(name, self.b.cast(v.value, t)), v.weak)
+        if isinstance(op, ast.Invert) and v.type.is_int:
+            return Scalar(self.b.op("arith.xori", v.value, self.b.const(-1, v.type)), v.weak)
+        raise self.err(UnsupportedError, f"unary `{type(op).__name__}` is not supported", node)
+
+    def truth(self, v, node) -> Scalar:
+        """Python truthiness as an i1 Scalar."""
+        if isinstance(v, Scalar):
+            if v.type == I1:
+                return v
+            if v.type.is_complex:
+                re = self.b.op("complex.re", v.value)
+                im = self.b.op("complex.im", v.value)
+                z = self.b.const(0, re.type)
+                return Scalar(self.b.op("arith.ori", self.b.op("arith.cmpf", re, z, pred="ne"),
+                                        self.b.op("arith.cmpf", im, z, pred="ne")), True)
+            pred = "arith.cmpf" if v.type.is_inexact else "arith.cmpi"
+            return Scalar(self.b.op(pred, v.value, self.b.const(0, v.type), pred="ne"), True)
+        if isinstance(v, PyObj):
+            return self.const_bool(bool(v.obj))
+        if isinstance(v, Tup):
+            return self.const_bool(bool(v.items))
+        if isinstance(v, ListVal):
+            return Scalar(self.b.op("arith.cmpi", v.length, self.b.i64(0), pred="gt"), True)
+        raise self.err(ZymaseTypeError, f"the truth value of {self.describe(v)} is ambiguous "
+                       "(use a.any() or a.all() for arrays)", node)
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        return self._compare_chain(left, list(zip(node.ops, node.comparators)), node)
+
+    def _compare_chain(self, left, pairs, node):
+        op, right_node = pairs[0]
+        right = self.expr(right_node)
+        res = self.compare(op, left, right, node)
+        if len(pairs) == 1:
+            return res
+        return self.lower_if_value(res, lambda: self._compare_chain(right, pairs[1:], node),
+                                   lambda: self.const_bool(False), node)
+
+    def compare(self, op, a, b, node):
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            if not (isinstance(a, PyObj) and isinstance(b, PyObj)):
+                raise self.err(UnsupportedError, "`is` is only supported between compile-time "
+                               "objects such as None", node)
+            return self.const_bool((a.obj is b.obj) == isinstance(op, ast.Is))
+        if type(op) not in COMPARE:
+            raise self.err(UnsupportedError, f"comparison `{type(op).__name__}` is not supported",
+                           node)
+        if isinstance(a, Array) or isinstance(b, Array):
+            return self.array_compare(COMPARE[type(op)], a, b, node)
+        if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
+            if isinstance(a, PyObj) and isinstance(b, PyObj):
+                return self.const_bool(_py_compare(type(op), a.obj, b.obj))
+            raise self.err(ZymaseTypeError, f"cannot compare {self.describe(a)} with "
+                           f"{self.describe(b)}", node)
+        return self.scalar_compare(COMPARE[type(op)], a, b)
+
+    def scalar_compare(self, pred, a: Scalar, b: Scalar) -> Scalar:
+        t = result_type(stype(a), stype(b)).type
+        if t.is_complex and pred not in ("eq", "ne"):
+            raise ZymaseTypeError("complex numbers are not ordered", self.b.loc)
+        if t.is_complex:
+            x, y = self.b.cast(a.value, t), self.b.cast(b.value, t)
+            parts = [self.b.op("arith.cmpf", self.b.op(p, x), self.b.op(p, y), pred=pred)
+                     for p in ("complex.re", "complex.im")]
+            comb = "arith.andi" if pred == "eq" else "arith.ori"
+            return Scalar(self.b.op(comb, *parts), True)
+        name = "arith.cmpf" if t.is_inexact else "arith.cmpi"
+        return Scalar(self.b.op(name, self.b.cast(a.value, t), self.b.cast(b.value, t), pred=pred),
+                      True)
+
+    def expr_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        return self._boolop(is_and, node.values, node)
+
+    def _boolop(self, is_and, values, node):
+        first = self.expr(values[0])
+        if len(values) == 1:
+            return first
+        cond = self.truth(first, values[0])
+        static = self.constant_of(cond)
+        if static is not None:
+            return self._boolop(is_and, values[1:], node) if static == is_and else first
+
+        def rest():
+            return self._boolop(is_and, values[1:], node)
+
+        def short():
+            return first
+
+        if is_and:
+            return self.lower_if_value(cond, rest, short, node)
+        return self.lower_if_value(cond, short, rest, node)
+
+    def expr_IfExp(self, node):
+        cond = self.truth(self.expr(node.test), node.test)
+        static = self.constant_of(cond)
+        if static is not None:
+            return self.expr(node.body if static else node.orelse)
+        return self.lower_if_value(cond, lambda: self.expr(node.body),
+                                   lambda: self.expr(node.orelse), node)
+
+    # ------------------------------------------------------------------ calls
+    def expr_Call(self, node):
+        from .calls import call_object
+
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.err(UnsupportedError, "*args and **kwargs in calls are not supported", node)
+        f = self.expr(node.func)
+        if not isinstance(f, PyObj):
+            raise self.err(ZymaseTypeError, f"{self.describe(f)} is not callable", node)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        return call_object(self, f.obj, args, kwargs, node)
+
+    def call_user(self, fn, args, kwargs, node):
+        """Call a plain Python function: compile it for these argument types and emit func.call."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.err(ZymaseTypeError, f"bad call to {fn.__name__}: {e}", node) from None
+        params = []
+        for name, p in inspect.signature(fn).parameters.items():
+            if name in bound.arguments:
+                params.append(bound.arguments[name])
+            elif p.default is not inspect.Parameter.empty:
+                params.append(self.pyvalue(p.default, node))
+        callee, result = self.mod.specialize(fn, params, self.src.loc(node))
+        flat_args = [v for p in params for v in _flat(p)]
+        from ..ir.printer import Symbol
+        op = self.b.create("func.call", flat_args, [v.type for v in _flat(result)],
+                           {"callee": Symbol(callee)})
+        from .typing import rebuild
+        return rebuild(result, list(op.results)) if result is not None else PyObj(None)
+
+
+def _flat(v):
+    from .typing import flatten
+    return flatten(v) if v is not None else []
+
+
+def _py_compare(opk, a, b):
+    import operator
+    ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge}
+    return bool(ops[opk](a, b))
+
+
+_ = (C128, ScalarType)

@@ -1,0 +1,331 @@
+"""Subscripts and iteration: ``a[i]``, ``a[i, j]``, ``a[1:-1]``, ``a[:, j]``, ``a[::2]`` (views share
+the array's buffer), stores through them, tuple and list indexing, and what a ``for`` iterates.
+
+An integer index goes through ``array.index`` (negative indices count from the end; with
+``boundscheck`` an index out of range raises IndexError naming the line).  Slices follow Python's
+``slice.indices``: bounds are clamped, the step may be negative, and the result is an
+``array.subview``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.types import I1, I64, ArrayType
+from .typing import Array, ListVal, PyObj, Scalar, Tup
+
+
+class IndexingMixin:
+    """Mixin of FunctionLowerer: subscripts, views and loop iteration."""
+
+    # ------------------------------------------------------------------ attributes
+    def dim(self, a: Array, axis: int):
+        return self.b.op("array.dim", a.value, axis=axis)
+
+    def dims(self, a: Array):
+        return [self.dim(a, k) for k in range(a.type.ndim)]
+
+    def array_attribute(self, a: Array, name: str, node):
+        if name == "shape":
+            return Tup(tuple(Scalar(d, True) for d in self.dims(a)))
+        if name == "ndim":
+            return self.const_int(a.type.ndim)
+        if name == "size":
+            n = self.b.i64(1)
+            for d in self.dims(a):
+                n = self.b.op("arith.muli", n, d)
+            return Scalar(n, True)
+        if name == "T":
+            perm = list(range(a.type.ndim))[::-1]
+            return Array(self.b.op("array.transpose", a.value, perm=perm))
+        if name == "dtype":
+            return PyObj(a.type.dtype.np_dtype)
+        if name in ("real", "imag"):
+            from .numpy import complex_part
+            return complex_part(self, a, name, node)
+        return None
+
+    # ------------------------------------------------------------------ reading
+    def expr_Subscript(self, node):
+        base = self.expr(node.value)
+        if isinstance(base, Tup):
+            return self.tuple_subscript(base, node)
+        if isinstance(base, ListVal):
+            i = self.index_scalar(self.expr(node.slice), node)
+            j = self.norm_index(i, base.length, node)
+            return Scalar(self.b.op("array.load", base.buf, j), False)
+        if not isinstance(base, Array):
+            raise self.err(ZymaseTypeError, f"{self.describe(base)} cannot be indexed", node)
+        items = self.parse_index(node.slice)
+        if any(kind == "array" for kind, *_ in items):
+            from .numpy import fancy_read
+            return fancy_read(self, base, items, node)
+        return self.view_or_load(base, items, node)
+
+    def tuple_subscript(self, base: Tup, node):
+        key = self.expr(node.slice)
+        k = self.constant_of(key)
+        if isinstance(k, int):
+            try:
+                return base.items[k]
+            except IndexError:
+                raise self.err(ZymaseTypeError, f"tuple index {k} out of range", node) from None
+        if isinstance(node.slice, ast.Slice):
+            parts = [self.constant_of(self.expr(p)) if p is not None else None
+                     for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+            return Tup(base.items[slice(*parts)])
+        raise self.err(UnsupportedError, "tuples can only be indexed by constants", node)
+
+    def parse_index(self, sl):
+        """The items of an index expression: ("int", Scalar) | ("slice", lo, hi, step) |
+        ("array", Array)."""
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        items = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                items.append(("slice", *(self.expr(p) if p is not None else None
+                                         for p in (e.lower, e.upper, e.step))))
+                continue
+            v = self.expr(e)
+            if isinstance(v, Array):
+                items.append(("array", v))
+            elif isinstance(v, Scalar):
+                items.append(("int", self.index_scalar(v, e)))
+            elif isinstance(v, Tup) and all(isinstance(x, Scalar) for x in v.items):
+                items.extend(("int", self.index_scalar(x, e)) for x in v.items)
+            else:
+                raise self.err(UnsupportedError, f"cannot index an array with {self.describe(v)}",
+                               e)
+        return items
+
+    def index_scalar(self, v, node) -> Scalar:
+        if not isinstance(v, Scalar) or not (v.type.is_int):
+            raise self.err(ZymaseTypeError, f"array indices must be integers, not "
+                           f"{self.describe(v)}", node)
+        return Scalar(self.b.cast(v.value, I64), v.weak)
+
+    def index_value(self, a: Array, idx: list[Scalar], node):
+        """``a[i0, i1, ...]`` with integer indices (a load, or a view for fewer than ndim)."""
+        return self.view_or_load(a, [("int", i) for i in idx], node)
+
+    def view_or_load(self, a: Array, items, node):
+        nd = a.type.ndim
+        if len(items) > nd:
+            raise self.err(ZymaseTypeError, f"too many indices ({len(items)}) for an array with "
+                           f"ndim={nd}", node)
+        if len(items) == nd and all(k == "int" for k, *_ in items):
+            idx = [self.norm_index(it[1], self.dim(a, d), node) for d, it in enumerate(items)]
+            return Scalar(self.b.op("array.load", a.value, *idx), False)
+        return Array(self.subview(a, items, node))
+
+    def subview(self, a: Array, items, node):
+        nd = a.type.ndim
+        items = list(items) + [("slice", None, None, None)] * (nd - len(items))
+        offs, rest, keep, contiguous = [], [], [], a.type.layout == "C"
+        seen_slice = False
+        for d, it in enumerate(items):
+            n = self.dim(a, d)
+            if it[0] == "int":
+                offs.append(self.norm_index(it[1], n, node))
+                keep.append(False)
+                contiguous &= not seen_slice
+                continue
+            lo, size, step = self.norm_slice(it[1], it[2], it[3], n, node)
+            offs.append(lo)
+            rest += [size, step]
+            keep.append(True)
+            full = it[1] is None and it[2] is None and it[3] is None
+            unit = self.constant_of(step) == 1
+            contiguous &= (full or (unit and not seen_slice))
+            seen_slice = True
+        t = ArrayType(a.type.dtype, sum(keep), "C" if contiguous else "A")
+        return self.b.create("array.subview", [a.value, *offs, *rest], [t], {"keep": keep}).result
+
+    def norm_index(self, i: Scalar, n, node):
+        """A Python integer index into a dim of size ``n``: wrap negatives, check the range."""
+        k = self.constant_of(i)
+        if self.options.boundscheck:
+            if k is not None and k >= 0:
+                return self.b.create("array.index", [i.value, n], None,
+                                     {"wrap": False, "check": True}).result
+            return self.b.create("array.index", [i.value, n], None,
+                                 {"wrap": True, "check": True}).result
+        return self.wrap(i.value, n)
+
+    def wrap(self, x, n):
+        k = self.constant_of(Scalar(x))
+        if k is not None and k >= 0:
+            return x
+        neg = self.b.op("arith.cmpi", x, self.b.i64(0), pred="lt")
+        return self.b.op("arith.select", neg, self.b.op("arith.addi", x, n), x)
+
+    def norm_slice(self, lo, hi, step, n, node):
+        """(offset, size, step) of ``lo:hi:step`` on a dim of size ``n`` (Python semantics)."""
+        b = self.b
+        st = b.i64(1) if step is None else self.index_scalar(step, node).value
+        k = self.constant_of(Scalar(st))
+        if k == 0:
+            raise self.err(ZymaseTypeError, "slice step cannot be zero", node)
+        if k is None:
+            ok = b.op("arith.cmpi", st, b.i64(0), pred="ne")
+            b.create("rt.assert", [ok], [], {"kind": "ValueError", "msg": "slice step cannot be zero"})
+        lo_v = None if lo is None else self.index_scalar(lo, node).value
+        hi_v = None if hi is None else self.index_scalar(hi, node).value
+        if k is not None and k > 0:
+            return self._slice_pos(lo_v, hi_v, st, n, k)
+        if k is not None:
+            return self._slice_neg(lo_v, hi_v, st, n)
+        p_lo, p_size, _ = self._slice_pos(lo_v, hi_v, st, n, None)
+        n_lo, n_size, _ = self._slice_neg(lo_v, hi_v, st, n)
+        pos = b.op("arith.cmpi", st, b.i64(0), pred="gt")
+        return (b.op("arith.select", pos, p_lo, n_lo), b.op("arith.select", pos, p_size, n_size),
+                st)
+
+    def _clamp(self, x, lo, hi):
+        return self.b.op("arith.mini", self.b.op("arith.maxi", x, lo), hi)
+
+    def _slice_pos(self, lo, hi, st, n, k):
+        b = self.b
+        zero = b.i64(0)
+        lo = zero if lo is None else self._clamp(self.wrap(lo, n), zero, n)
+        hi = n if hi is None else self._clamp(self.wrap(hi, n), zero, n)
+        span = b.op("arith.subi", hi, lo)
+        if k != 1:
+            span = b.op("arith.floordivi", b.op("arith.addi", span,
+                                                b.op("arith.subi", st, b.i64(1))), st)
+        return lo, b.op("arith.maxi", span, zero), st
+
+    def _slice_neg(self, lo, hi, st, n):
+        b = self.b
+        m1 = b.i64(-1)
+        top = b.op("arith.subi", n, b.i64(1))
+        lo = top if lo is None else self._clamp(self.wrap(lo, n), m1, top)
+        hi = m1 if hi is None else self._clamp(self.wrap(hi, n), m1, top)
+        mag = b.op("arith.negi", st)
+        span = b.op("arith.floordivi", b.op("arith.addi", b.op("arith.subi", lo, hi),
+                                            b.op("arith.subi", mag, b.i64(1))), mag)
+        return lo, b.op("arith.maxi", span, b.i64(0)), st
+
+    # ------------------------------------------------------------------ writing
+    def store_subscript(self, target, value):
+        base = self.expr(target.value)
+        if isinstance(base, ListVal):
+            i = self.index_scalar(self.expr(target.slice), target)
+            j = self.norm_index(i, base.length, target)
+            self.b.create("array.store", [self.to_dtype(value, base.dtype, target), base.buf, j])
+            return
+        if not isinstance(base, Array):
+            raise self.err(ZymaseTypeError, f"cannot assign into {self.describe(base)}", target)
+        items = self.parse_index(target.slice)
+        if any(kind == "array" for kind, *_ in items):
+            from .numpy import fancy_write
+            return fancy_write(self, base, items, value, target)
+        nd = base.type.ndim
+        if len(items) == nd and all(k == "int" for k, *_ in items):
+            idx = [self.norm_index(it[1], self.dim(base, d), target) for d, it in enumerate(items)]
+            v = self.to_dtype(value, base.type.dtype, target)
+            self.b.create("array.store", [v, base.value, *idx])
+            return
+        view = Array(self.subview(base, items, target))
+        from .numpy import assign_into
+        assign_into(self, view, value, target)
+
+    def to_dtype(self, value, dtype, node):
+        if not isinstance(value, Scalar):
+            raise self.err(ZymaseTypeError, f"cannot store {self.describe(value)} into an element "
+                           f"of {dtype.np_dtype.name}", node)
+        if value.type.is_complex and not dtype.is_complex:
+            raise self.err(ZymaseTypeError, "cannot store a complex value into a real array", node)
+        return self.b.cast(value.value, dtype)
+
+    def aug_subscript(self, target, op, value_node, node):
+        base = self.expr(target.value)
+        if isinstance(base, Array):
+            items = self.parse_index(target.slice)
+            nd = base.type.ndim
+            if len(items) == nd and all(k == "int" for k, *_ in items):
+                idx = [self.norm_index(it[1], self.dim(base, d), target)
+                       for d, it in enumerate(items)]
+                cur = Scalar(self.b.op("array.load", base.value, *idx), False)
+                new = self.binop(op, cur, self.expr(value_node), node)
+                self.b.create("array.store", [self.to_dtype(new, base.type.dtype, target),
+                                              base.value, *idx])
+                return
+            if not any(k == "array" for k, *_ in items):
+                view = Array(self.subview(base, items, target))
+                self.inplace_binop(op, view, self.expr(value_node), node)
+                return
+        cur = self.expr(target)
+        self.store_subscript(target, self.binop(op, cur, self.expr(value_node), node))
+
+    # ------------------------------------------------------------------ iteration
+    def iteration(self, node):
+        """What a ``for`` iterates: (lb, ub, step, bind(iv) -> target value), or None for a
+        compile-time tuple (unrolled)."""
+        if isinstance(node, ast.Call):
+            f = self.expr(node.func)
+            fn = f.obj if isinstance(f, PyObj) else None
+            if fn is range:
+                return self.range_args([self.expr(a) for a in node.args], node)
+            if fn is enumerate or fn is zip:
+                seqs = [self.sequence(self.expr(a), a) for a in node.args]
+                n = seqs[0][0]
+                for m, _ in seqs[1:]:
+                    n = self.b.op("arith.mini", n, m)
+                zero, one = self.b.i64(0), self.b.i64(1)
+                if fn is enumerate:
+                    get = seqs[0][1]
+                    return zero, n, one, lambda iv: Tup((iv, get(iv)))
+                return zero, n, one, lambda iv: Tup(tuple(g(iv) for _, g in seqs))
+        v = self.expr(node)
+        if isinstance(v, Tup):
+            return None
+        n, get = self.sequence(v, node)
+        return self.b.i64(0), n, self.b.i64(1), get
+
+    def sequence(self, v, node):
+        """(length, get(i)) of something indexable by a loop counter."""
+        if isinstance(v, Array):
+            if v.type.ndim == 0:
+                raise self.err(ZymaseTypeError, "cannot iterate over a 0-d array", node)
+            return self.dim(v, 0), lambda iv: self._row(v, iv)
+        if isinstance(v, ListVal):
+            return v.length, lambda iv: Scalar(self.b.op("array.load", v.buf, iv.value), False)
+        raise self.err(UnsupportedError, f"cannot iterate over {self.describe(v)} (use range, "
+                       "enumerate, zip, an array or a list)", node)
+
+    def _row(self, a: Array, iv: Scalar):
+        if a.type.ndim == 1:
+            return Scalar(self.b.op("array.load", a.value, iv.value), False)
+        offs = [iv.value] + [self.b.i64(0)] * (a.type.ndim - 1)
+        rest = []
+        for d in range(1, a.type.ndim):
+            rest += [self.dim(a, d), self.b.i64(1)]
+        t = ArrayType(a.type.dtype, a.type.ndim - 1, a.type.layout)
+        keep = [False] + [True] * (a.type.ndim - 1)
+        return Array(self.b.create("array.subview", [a.value, *offs, *rest], [t],
+                                   {"keep": keep}).result)
+
+    def range_args(self, args, node):
+        if not 1 <= len(args) <= 3 or not all(isinstance(a, Scalar) for a in args):
+            raise self.err(ZymaseTypeError, "range() takes 1 to 3 integer arguments", node)
+        for a in args:
+            if not (a.type.is_int or a.type == I1):
+                raise self.err(ZymaseTypeError, f"range() arguments must be integers, not "
+                               f"{self.describe(a)}", node)
+        vals = [self.b.cast(a.value, I64) for a in args]
+        if len(vals) == 1:
+            lb, ub, st = self.b.i64(0), vals[0], self.b.i64(1)
+        elif len(vals) == 2:
+            lb, ub, st = vals[0], vals[1], self.b.i64(1)
+        else:
+            lb, ub, st = vals
+            k = self.constant_of(Scalar(st))
+            if k == 0:
+                raise self.err(ZymaseTypeError, "range() arg 3 must not be zero", node)
+            if k is None:
+                ok = self.b.op("arith.cmpi", st, self.b.i64(0), pred="ne")
+                self.b.create("rt.assert", [ok], [], {"kind": "ValueError",
+                                                      "msg": "range() arg 3 must not be zero"})
+        return lb, ub, st, lambda iv: iv

@@ -1,0 +1,53 @@
+"""Python lists built inside a function: ``lst = []``, ``lst.append(x)``, ``len(lst)``, ``lst[i]``,
+``np.array(lst)``.  A list is a buffer with a capacity and a length; ``append`` doubles the
+buffer when it is full.  Elements are scalars of one type."""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.core import Block, Region
+from ..ir.types import I64, ArrayType
+from .numpy import alloc, load, nest, store
+from .typing import Array, ListVal, PyObj, Scalar, result_type, stype
+
+INITIAL_CAPACITY = 16
+
+
+def list_method(lw, lst, name, args, kwargs, node):
+    if name != "append":
+        raise lw.err(UnsupportedError, f"list.{name}() is not supported (only append)", node)
+    if len(args) != 1 or not isinstance(args[0], Scalar):
+        raise lw.err(ZymaseTypeError, "list.append() takes one scalar", node)
+    x = args[0]
+    if not isinstance(lst, ListVal):
+        buf = alloc(lw, x.type if not x.weak else result_type(stype(x), stype(x)).type,
+                    [lw.b.i64(INITIAL_CAPACITY)])
+        lst = ListVal(buf.value, lw.b.i64(0))
+    new = append(lw, lst, x)
+    target = node.func.value
+    if not hasattr(target, "id"):
+        raise lw.err(UnsupportedError, "append() needs a list held in a local name", node)
+    lw.symtab[target.id] = new
+    return PyObj(None)
+
+
+def append(lw, lst: ListVal, x: Scalar) -> ListVal:
+    b = lw.b
+    cap = b.op("array.dim", lst.buf, axis=0)
+    full = b.op("arith.cmpi", lst.length, cap, pred="ge")
+    then, other = Block(), Block()
+    with b.at(then):
+        new_cap = b.op("arith.maxi", b.op("arith.muli", cap, b.i64(2)), b.i64(INITIAL_CAPACITY))
+        grown = alloc(lw, lst.dtype, [new_cap])
+        old = Array(lst.buf)
+        nest(lw, [lst.length], lambda idx, acc: store(lw, load(lw, old, idx), grown, idx))
+        b.yield_(grown.value)
+    with b.at(other):
+        b.yield_(lst.buf)
+    t = ArrayType(lst.dtype, 1, "C")
+    buf = b.create("scf.if", [full], [t], regions=[Region([then]), Region([other])]).result
+    b.create("array.store", [b.cast(x.value, lst.dtype), buf, lst.length])
+    return ListVal(buf, b.op("arith.addi", lst.length, b.i64(1)))
+
+
+_ = I64

@@ -1,0 +1,85 @@
+"""Lowering a root function and every function it calls into one IR module.
+
+Each (Python function, argument types) pair is lowered once into its own ``func.func``.  A
+recursive call uses a guessed result type; when the function's actual result type differs, the
+function is lowered again with that type (at most a few times).
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..ir.core import Func, Loc, Module, Value
+from ..ir.types import I64
+from . import numpy as _numpy  # noqa: F401  (registers the NumPy handlers)
+from . import scan
+from .source import get_source, python_function
+from .typing import Scalar, flatten, ir_types, type_key
+
+MAX_RECURSION_RETYPE = 4
+
+
+class ModuleLowerer:
+    def __init__(self, options):
+        self.options = options
+        self.module = Module()
+        self.specs: dict = {}  # key -> (func name, result template)
+        self.in_progress: dict = {}  # key -> [name, guessed result, used?]
+        self.names: set[str] = set()
+
+    def lower_entry(self, fn, params) -> Func:
+        name, _ = self.specialize(fn, params, None, entry=True)
+        return self.module[name]
+
+    def specialize(self, fn, params, loc: Loc | None, entry: bool = False):
+        """The func for ``fn`` at these argument FVals: (name, result template or None)."""
+        pyfn = python_function(fn)
+        key = (pyfn, tuple(type_key(p) for p in params), entry)
+        if key in self.specs:
+            return self.specs[key]
+        if key in self.in_progress:
+            state = self.in_progress[key]
+            state[2] = True
+            return state[0], state[1]
+        src = get_source(pyfn)
+        name = self._unique(pyfn.__name__)
+        guess = Scalar(Value(I64), True) if scan.returns_value(src.tree) else None
+        for _ in range(MAX_RECURSION_RETYPE):
+            state = self.in_progress[key] = [name, guess, False]
+            func, ret = self._lower(src, name, params, entry)
+            if not state[2] or type_key_or_none(ret) == type_key_or_none(guess):
+                break
+            guess = ret
+        else:
+            raise UnsupportedError(f"cannot settle the result type of recursive `{name}`",
+                                   src.loc(src.tree))
+        del self.in_progress[key]
+        self.module.add(func)
+        self.specs[key] = (name, ret)
+        return name, ret
+
+    def _lower(self, src, name, params, entry):
+        from .lower import FunctionLowerer
+
+        arg_types = [t for p in params for t in ir_types(p)]
+        func = Func(name, arg_types, [], loc=src.loc(src.tree))
+        if entry:
+            func.attrs["entry"] = True
+        lw = FunctionLowerer(self, src, func, params, self.options)
+        ret = lw.lower_body()
+        vals = flatten(ret) if ret is not None else []
+        func.attrs["result_types"] = [v.type for v in vals]
+        with lw.b.location(src.loc(src.tree)):
+            lw.b.create("func.return", vals, [])
+        return func, ret
+
+    def _unique(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.names:
+            name = f"{base}_{k}"
+            k += 1
+        self.names.add(name)
+        return name
+
+
+def type_key_or_none(v):
+    return None if v is None else type_key(v)

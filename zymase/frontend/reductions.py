@@ -1,0 +1,115 @@
+"""Reductions over arrays: sum, prod, max, min, mean, argmax, argmin, any, all (all elements or
+along one axis), with NumPy's result types and NaN behaviour (max/min/argmax/argmin propagate or
+point at the first NaN; max/min of an empty array raise ValueError)."""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..ir.types import F64, I1, I64
+from .numpy import alloc, load, nest, store
+from .typing import Array, Scalar
+
+IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def result_dtype(kind, t):
+    if kind in ("sum", "prod"):
+        return I64 if (t.is_int or t.is_bool) else t
+    if kind == "mean":
+        return F64 if (t.is_int or t.is_bool) else t
+    if kind in ("argmax", "argmin"):
+        return I64
+    if kind in ("any", "all"):
+        return I1
+    return t
+
+
+def reduce_array(lw, kind, a: Array, axis, node):
+    nd = a.type.ndim
+    if axis is not None:
+        if not -nd <= axis < nd:
+            raise lw.err(UnsupportedError, f"axis {axis} is out of bounds for ndim={nd}", node)
+        axis %= nd
+        if nd == 1:
+            axis = None
+    dims = lw.dims(a)
+    if axis is None:
+        return Scalar(_reduce(lw, kind, a, dims, lambda idx: idx, dims), False)
+    out_dims = dims[:axis] + dims[axis + 1:]
+    out = alloc(lw, result_dtype(kind, a.type.dtype), out_dims)
+
+    def body(oidx, acc):
+        def full(k):
+            return oidx[:axis] + [k[0]] + oidx[axis:]
+        r = _reduce(lw, kind, a, [dims[axis]], full, [dims[axis]])
+        store(lw, r, out, oidx)
+
+    nest(lw, out_dims, body)
+    return out
+
+
+def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
+    """Reduce ``a`` over the loop nest ``loop_dims`` (``to_index`` maps loop indices to indices
+    into ``a``); returns the scalar Value."""
+    b = lw.b
+    t = a.type.dtype
+    rt = result_dtype(kind, t)
+    if kind in IDENTITY or kind == "mean":
+        init = b.const(IDENTITY.get(kind, 0), rt)
+
+        def body(idx, acc):
+            x = b.cast(load(lw, a, to_index(idx)), rt)
+            return [_combine(lw, kind, acc[0], x)]
+
+        total = nest(lw, loop_dims, body, [init])[0]
+        if kind != "mean":
+            return total
+        count = b.i64(1)
+        for d in loop_dims:
+            count = b.op("arith.muli", count, d)
+        return b.op("arith.divf", total, b.cast(count, rt))
+    return _extremum(lw, kind, a, loop_dims, to_index)
+
+
+def _combine(lw, kind, acc, x):
+    b = lw.b
+    if kind == "any":
+        return b.op("arith.ori", acc, b.cast(x, I1))
+    if kind == "all":
+        return b.op("arith.andi", acc, b.cast(x, I1))
+    fl = acc.type.is_inexact
+    name = {"sum": ("arith.addi", "arith.addf"), "mean": ("arith.addi", "arith.addf"),
+            "prod": ("arith.muli", "arith.mulf")}[kind][fl]
+    return b.op(name, acc, x)
+
+
+def _extremum(lw, kind, a, loop_dims, to_index):
+    """max/min (value) or argmax/argmin (flat index); the first NaN wins, as in NumPy."""
+    b = lw.b
+    size = b.i64(1)
+    for d in loop_dims:
+        size = b.op("arith.muli", size, d)
+    ok = b.op("arith.cmpi", size, b.i64(0), pred="gt")
+    b.create("rt.assert", [ok], [], {"kind": "ValueError",
+                                     "msg": f"attempt to get {kind} of an empty sequence"})
+    first = load(lw, a, to_index([b.i64(0)] * len(loop_dims)))
+    is_max = kind in ("max", "argmax")
+    t = a.type.dtype
+
+    def body(idx, acc):
+        best, best_i, flat = acc
+        x = load(lw, a, to_index(idx))
+        pred = "gt" if is_max else "lt"
+        if t.is_inexact:
+            better = b.op("arith.cmpf", x, best, pred=pred)
+            nan_x = b.op("math.isnan", x)
+            nan_best = b.op("math.isnan", best)
+            better = b.op("arith.ori", better, b.op("arith.andi", nan_x,
+                                                   b.op("arith.not", nan_best)))
+        else:
+            better = b.op("arith.cmpi", x, best, pred=pred)
+        return [b.op("arith.select", better, x, best), b.op("arith.select", better, flat, best_i),
+                b.op("arith.addi", flat, b.i64(1))]
+
+    best, best_i, _ = nest(lw, loop_dims, body, [first, b.i64(0), b.i64(0)])
+    return best if kind in ("max", "min") else best_i

@@ -1,0 +1,468 @@
+"""A NumPy interpreter for the IR: the oracle every compiled backend is checked against.
+
+    from zymase.ir.interp import run
+    y = run(module, "f", 2.0, np.zeros(3))   # one result: the value; several: a tuple; none: None
+
+Values are represented as the compiled code sees them:
+
+=================  =========================================================================
+IR type            Python representation
+=================  =========================================================================
+``f64 f32``        ``np.float64`` / ``np.float32`` (float32 arithmetic stays float32)
+``i64 i32``        ``np.int64`` / ``np.int32`` (arithmetic wraps at the type's width)
+``i1``             ``np.bool_``
+``c128 c64``       ``np.complex128`` / ``np.complex64``
+``array<T,n,L>``   an ``np.ndarray``; views share memory, so stores through a view or into an
+                   argument are seen by the caller
+=================  =========================================================================
+
+Semantics per op family (the ops' docstrings in ``ir/ops/`` are the specification):
+
+=====================  ====================================================================
+ops                    computed as
+=====================  ====================================================================
+``arith.*f``           NumPy scalar arithmetic under ``np.errstate(all="ignore")`` (IEEE:
+                       x/0 is inf or nan, never an exception); ``modf``/``floordivf`` port
+                       CPython's ``float_rem``/``_float_div_mod`` in the operands' precision
+``arith.*i``           NumPy scalar arithmetic (wraps); ``//``/``%`` floor like Python; a zero
+                       divisor raises ZeroDivisionError, a negative ``powi`` exponent ValueError
+``arith.cast``         NumPy's C casts (``astype``): int->float rounds, float->int truncates,
+                       x->i1 is ``!= 0``, i1->x is 0/1, real->complex has a zero imaginary part
+``math.*`` (real)      the C library (libm via ctypes, ``sinf`` for f32): exactly the functions
+                       compiled code calls, with their special values and no exceptions
+``math.*`` (exact)     NumPy ufuncs where every implementation gives the same bits (floor, fabs,
+                       copysign, rint, sign, isnan, ...)
+``math.*`` (complex)   NumPy ufuncs
+``scf``/``array``      Python loops; NumPy views (``as_strided``) for subview/broadcast/transpose
+=====================  ====================================================================
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import ops  # noqa: F401  (registers every op)
+from .core import OPS, Block, Module, Op
+from .types import ScalarType, Type
+
+Handler = Callable[["Frame", Op, list], Sequence]
+TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
+
+
+from .ops.rt import ShapeError  # noqa: E402  (one class shared with the runtime)
+
+
+# rt.assert kind -> the exception raised
+EXCEPTIONS = {
+    "IndexError": IndexError,
+    "ValueError": ValueError,
+    "ShapeError": ShapeError,
+    "ZeroDivisionError": ZeroDivisionError,
+    "AssertionError": AssertionError,
+}
+
+
+def run(module: Module, func_name: str, *args: Any) -> Any:
+    """Run ``func_name`` of ``module`` on ``args``: its result, a tuple of results, or None.
+
+    Scalar arguments are converted to the parameter's type; array arguments must already have
+    its dtype and rank (and be C-contiguous for a ``C`` layout) and are mutated in place.
+    """
+    func = module[func_name]
+    if len(args) != len(func.args):
+        raise TypeError(f"{func_name} takes {len(func.args)} arguments, got {len(args)}")
+    values = [_convert_arg(v.type, a, k) for k, (v, a) in enumerate(zip(func.args, args))]
+    with np.errstate(all="ignore"):
+        results = Interpreter(module).call(func_name, values)
+    if not results:
+        return None
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+class Interpreter:
+    """Runs the functions of one module; caches constants per op."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.constants: dict[Op, Any] = {}
+
+    def call(self, func_name: str, args: list) -> list:
+        """The results of ``func_name`` applied to already-converted ``args``."""
+        return Frame(self).run(self.module[func_name].body, args)
+
+
+class Frame:
+    """The values of one function activation (SSA values are unique, so one dict suffices)."""
+
+    __slots__ = ("env", "interp")
+
+    def __init__(self, interp: Interpreter):
+        self.interp = interp
+        self.env: dict = {}
+
+    def run(self, block: Block, args: Sequence) -> list:
+        """Bind ``args`` to the block arguments, run its ops; the terminator's operand values."""
+        env = self.env
+        for a, v in zip(block.args, args):
+            env[a] = v
+        for op in block.ops:
+            values = [env[v] for v in op.operands]
+            if op.name in TERMINATORS:
+                return values
+            handler = HANDLERS.get(op.name)
+            if handler is None:
+                raise NotImplementedError(f"interp: no rule for op {op.name!r}")
+            for r, v in zip(op.results, handler(self, op, values)):
+                env[r] = v
+        return []
+
+
+def _convert_arg(t: Type, a: Any, k: int) -> Any:
+    if isinstance(t, ScalarType):
+        if np.ndim(a) != 0:
+            raise TypeError(f"argument {k}: expected a scalar for {t}, got {_describe(a)}")
+        return t.np_dtype.type(a)
+    if not isinstance(a, np.ndarray) or a.dtype != t.dtype.np_dtype or a.ndim != t.ndim:
+        raise TypeError(f"argument {k}: expected an ndarray for {t}, got {_describe(a)}")
+    if t.layout == "C" and not a.flags.c_contiguous:
+        raise TypeError(f"argument {k}: {t} needs a C-contiguous array")
+    return a
+
+
+def _describe(a: Any) -> str:
+    if isinstance(a, np.ndarray):
+        return f"ndarray of {a.dtype} with {a.ndim} dims"
+    return type(a).__name__
+
+
+# ---------------------------------------------------------------- C library (libm)
+
+# op -> C function; the float32 variant adds "f" (sinf).  All of them are total in C: domain
+# errors give nan, poles give +-inf, overflow gives +-inf.
+LIBM = {
+    "math.sqrt": "sqrt", "math.exp": "exp", "math.log": "log", "math.log1p": "log1p",
+    "math.expm1": "expm1", "math.log10": "log10", "math.log2": "log2", "math.sin": "sin",
+    "math.cos": "cos", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos",
+    "math.atan": "atan", "math.sinh": "sinh", "math.cosh": "cosh", "math.tanh": "tanh",
+    "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh", "math.erf": "erf",
+    "math.erfc": "erfc", "math.lgamma": "lgamma", "math.tgamma": "tgamma",
+    "math.atan2": "atan2", "math.pow": "pow", "math.hypot": "hypot", "math.fmod": "fmod",
+}  # fmt: skip
+# ops that also take complex operands -> the NumPy function used for them
+COMPLEX_MATH = {
+    "math.sqrt": np.sqrt, "math.exp": np.exp, "math.log": np.log, "math.sin": np.sin,
+    "math.cos": np.cos, "math.tanh": np.tanh, "math.pow": np.power,
+}  # fmt: skip
+_C_TYPES = {
+    np.dtype(np.float64): ("", ctypes.c_double),
+    np.dtype(np.float32): ("f", ctypes.c_float),
+}
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C math library of this process (the one compiled code links against)."""
+    for name in (ctypes.util.find_library("m"), "libm.so.6", "ucrtbase", "msvcrt", None):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.cos  # noqa: B018  (check that it has the math functions)
+            return lib
+        except (OSError, AttributeError):
+            continue
+    raise OSError("interp: cannot find the C math library")
+
+
+@functools.cache
+def _c_function(name: str, dtype: np.dtype, nargs: int) -> Callable:
+    suffix, ctype = _C_TYPES[dtype]
+    fn = getattr(_libc(), name + suffix)
+    fn.restype, fn.argtypes = ctype, [ctype] * nargs
+    wrap = dtype.type
+    return lambda *xs: wrap(fn(*map(float, xs)))
+
+
+def _math(name: str) -> Callable:
+    """The elementwise function of a libm op (complex operands go to NumPy)."""
+    c_name, complex_fn, nargs = LIBM[name], COMPLEX_MATH.get(name), OPS[name].n_operands
+
+    def apply(*xs):
+        if complex_fn is not None and isinstance(xs[0], np.complexfloating):
+            return complex_fn(*xs)
+        return _c_function(c_name, xs[0].dtype, nargs)(*xs)
+
+    return apply
+
+
+# ---------------------------------------------------------------- scalar arithmetic
+
+
+def float_divmod(vx: np.floating, wx: np.floating) -> tuple[np.floating, np.floating]:
+    """CPython's ``_float_div_mod`` (Objects/floatobject.c), in the operands' precision."""
+    zero = vx.dtype.type(0)
+    mod = np.fmod(vx, wx)
+    div = (vx - mod) / wx
+    if mod:
+        if (wx < 0) != (mod < 0):  # the remainder takes the sign of the divisor
+            mod += wx
+            div -= 1
+    else:
+        mod = np.copysign(zero, wx)
+    if div:  # snap the quotient to the nearest integral value
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1
+    else:
+        floordiv = np.copysign(zero, vx / wx)
+    return floordiv, mod
+
+
+def float_mod(a: np.floating, b: np.floating) -> np.floating:
+    """Python's ``a % b`` on floats."""
+    if b == 0:
+        raise ZeroDivisionError("float modulo")
+    return float_divmod(a, b)[1]
+
+
+def float_floordiv(a: np.floating, b: np.floating) -> np.floating:
+    """Python's ``a // b`` on floats."""
+    if b == 0:
+        raise ZeroDivisionError("float floor division by zero")
+    return float_divmod(a, b)[0]
+
+
+def _int_divisor(fn: Callable) -> Callable:
+    def checked(a, b):
+        if b == 0:
+            raise ZeroDivisionError("integer division or modulo by zero")
+        return fn(a, b)
+
+    return checked
+
+
+def int_pow(a: np.integer, b: np.integer) -> np.integer:
+    """``a ** b`` for a non-negative ``b``, wrapping at the type's width."""
+    if b < 0:
+        raise ValueError("negative integer power")
+    return a**b
+
+
+def complex_create(re: np.floating, im: np.floating) -> np.complexfloating:
+    return _COMPLEX_OF[re.dtype](complex(re, im))
+
+
+_COMPLEX_OF = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}
+
+# op -> function of its operand values (one result)
+ELEMENTWISE: dict[str, Callable] = {
+    # floats (complex too): IEEE, no exceptions
+    "arith.addf": operator.add, "arith.subf": operator.sub, "arith.mulf": operator.mul,
+    "arith.divf": operator.truediv, "arith.negf": operator.neg,
+    "arith.modf": float_mod, "arith.floordivf": float_floordiv,
+    "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,  # NaN propagates
+    # ints: NumPy scalars wrap; // and % floor as in Python
+    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
+    "arith.negi": operator.neg, "arith.absi": np.abs, "arith.maxi": np.maximum,
+    "arith.mini": np.minimum, "arith.floordivi": _int_divisor(operator.floordiv),
+    "arith.modi": _int_divisor(operator.mod), "arith.powi": int_pow,
+    # bitwise on ints, logical on i1
+    "arith.andi": operator.and_, "arith.ori": operator.or_, "arith.xori": operator.xor,
+    "arith.not": operator.invert,
+    # exact math: every implementation gives the same bits
+    "math.absf": np.fabs, "math.floor": np.floor, "math.ceil": np.ceil, "math.trunc": np.trunc,
+    "math.roundeven": np.rint, "math.sign": np.sign, "math.copysign": np.copysign,
+    "math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite,
+    # complex
+    "complex.create": complex_create, "complex.re": np.real, "complex.im": np.imag,
+    "complex.abs": np.abs, "complex.conj": np.conj,
+    # the C library
+    **{name: _math(name) for name in LIBM},
+}  # fmt: skip
+
+COMPARE = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}  # fmt: skip
+
+
+def _elementwise(fn: Callable) -> Handler:
+    return lambda frame, op, args: (fn(*args),)
+
+
+def _constant(frame: Frame, op: Op, args: list) -> Sequence:
+    cache = frame.interp.constants
+    if op not in cache:
+        cache[op] = op.results[0].type.np_dtype.type(op.attrs["value"])
+    return (cache[op],)
+
+
+def _compare(frame: Frame, op: Op, args: list) -> Sequence:
+    # Python's operators on NumPy scalars: ordered (False on NaN) except ``ne``; i1 is 0/1
+    return (np.bool_(COMPARE[op.attrs["pred"]](*args)),)
+
+
+def _select(frame: Frame, op: Op, args: list) -> Sequence:
+    cond, a, b = args
+    return (a if cond else b,)
+
+
+def _cast(frame: Frame, op: Op, args: list) -> Sequence:
+    return (args[0].astype(op.results[0].type.np_dtype),)
+
+
+def _assert(frame: Frame, op: Op, args: list) -> Sequence:
+    if not args[0]:
+        raise EXCEPTIONS[op.attrs["kind"]](op.attrs.get("msg", ""))
+    return ()
+
+
+def _call(frame: Frame, op: Op, args: list) -> Sequence:
+    return frame.interp.call(str(op.attrs["callee"]), args)
+
+
+# ---------------------------------------------------------------- structured control flow
+
+
+def _for(frame: Frame, op: Op, args: list) -> Sequence:
+    lb, ub, step, *carried = args
+    if step == 0:
+        raise ValueError("scf.for: step must not be zero")
+    body = op.regions[0].block
+    for i in range(int(lb), int(ub), int(step)):
+        carried = frame.run(body, [np.int64(i), *carried])
+    return carried
+
+
+def _while(frame: Frame, op: Op, args: list) -> Sequence:
+    before, after = op.regions[0].block, op.regions[1].block
+    values = args
+    while True:
+        cond, *fwd = frame.run(before, values)
+        if not cond:
+            return fwd
+        values = frame.run(after, fwd)
+
+
+def _if(frame: Frame, op: Op, args: list) -> Sequence:
+    return frame.run(op.regions[0 if args[0] else 1].block, [])
+
+
+# ---------------------------------------------------------------- arrays
+
+
+def _alloc(frame: Frame, op: Op, args: list) -> Sequence:
+    # init = "none" also gets zeros: uninitialized memory reads deterministically
+    return (np.zeros([int(d) for d in args], op.results[0].type.dtype.np_dtype),)
+
+
+def _array_const(frame: Frame, op: Op, args: list) -> Sequence:
+    cache = frame.interp.constants
+    if op not in cache:
+        data = np.array(op.attrs["data"], dtype=op.results[0].type.dtype.np_dtype, order="C")
+        data.flags.writeable = False
+        cache[op] = data
+    return (cache[op],)
+
+
+def _dim(frame: Frame, op: Op, args: list) -> Sequence:
+    return (np.int64(args[0].shape[op.attrs["axis"]]),)
+
+
+def _stride(frame: Frame, op: Op, args: list) -> Sequence:
+    a = args[0]
+    return (np.int64(a.strides[op.attrs["axis"]] // a.itemsize),)
+
+
+def _load(frame: Frame, op: Op, args: list) -> Sequence:
+    a, *idx = args
+    return (a[tuple(idx)],)
+
+
+def _store(frame: Frame, op: Op, args: list) -> Sequence:
+    v, a, *idx = args
+    a[tuple(idx)] = v
+    return ()
+
+
+def subview(
+    src: np.ndarray, offsets: Sequence[int], kept: Sequence[tuple[int, int]], keep: Sequence[bool]
+) -> np.ndarray:
+    """The view of ``array.subview``: start at ``offsets``; kept dim k gets (size, step)."""
+    start = tuple(slice(min(max(o, 0), n), None) for o, n in zip(offsets, src.shape))
+    base = src[start] if start else src
+    shape = [size for size, _ in kept]
+    kept_strides = [s for s, flag in zip(src.strides, keep) if flag]
+    strides = [s * step for s, (_, step) in zip(kept_strides, kept)]
+    return as_strided(base, shape, strides)
+
+
+def _subview(frame: Frame, op: Op, args: list) -> Sequence:
+    src = args[0]
+    offsets = [int(v) for v in args[1 : 1 + src.ndim]]
+    rest = [int(v) for v in args[1 + src.ndim :]]
+    kept = list(zip(rest[0::2], rest[1::2]))
+    return (subview(src, offsets, kept, op.attrs["keep"]),)
+
+
+def broadcast(src: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """A view of ``src`` with ``shape``: trailing dims align, size-1 and new dims get stride 0."""
+    lead = len(shape) - src.ndim
+    if lead < 0:
+        raise ValueError(f"array.broadcast: cannot broadcast rank {src.ndim} to {len(shape)}")
+    strides = [0] * lead
+    for n, s, d in zip(src.shape, src.strides, shape[lead:]):
+        if n != 1 and n != d:
+            raise ValueError(f"array.broadcast: cannot broadcast {src.shape} to {tuple(shape)}")
+        strides.append(0 if n == 1 else s)
+    return as_strided(src, tuple(shape), strides)
+
+
+def _broadcast(frame: Frame, op: Op, args: list) -> Sequence:
+    return (broadcast(args[0], [int(d) for d in args[1:]]),)
+
+
+def _index(frame: Frame, op: Op, args: list) -> Sequence:
+    i, n = args
+    j = i + n if op.attrs.get("wrap") and i < 0 else i
+    if op.attrs.get("check") and not 0 <= j < n:
+        raise IndexError(f"index {i} is out of bounds for size {n}")
+    return (j,)
+
+
+def _relayout(frame: Frame, op: Op, args: list) -> Sequence:
+    return args
+
+
+def _transpose(frame: Frame, op: Op, args: list) -> Sequence:
+    return (np.transpose(args[0], op.attrs["perm"]),)
+
+
+def _free(frame: Frame, op: Op, args: list) -> Sequence:
+    return ()
+
+
+def _matmul(frame: Frame, op: Op, args: list) -> Sequence:
+    a, b, out = args
+    out[...] = a @ b
+    return ()
+
+
+HANDLERS: dict[str, Handler] = {
+    **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
+    "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
+    "arith.select": _select, "arith.cast": _cast,
+    "scf.for": _for, "scf.while": _while, "scf.if": _if,
+    "array.alloc": _alloc, "array.const": _array_const, "array.dim": _dim,
+    "array.stride": _stride, "array.load": _load, "array.store": _store,
+    "array.subview": _subview, "array.broadcast": _broadcast, "array.transpose": _transpose,
+    "array.index": _index, "array.relayout": _relayout, "array.free": _free,
+    "linalg.matmul": _matmul,
+    "func.call": _call, "rt.assert": _assert,
+}  # fmt: skip

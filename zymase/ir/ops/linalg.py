@@ -1,0 +1,26 @@
+"""``linalg``: matrix products, lowered to BLAS where the backend has it.
+
+``linalg.matmul %a, %b, %out`` writes ``out = a @ b`` for ranks (2,2), (2,1) and (1,2); ``out`` does
+not overlap ``a`` or ``b``.
+"""
+
+from __future__ import annotations
+
+from ..core import READS, WRITES
+from .base import SimpleOp, VerifyError
+
+
+class Matmul(SimpleOp):
+    name = "linalg.matmul"
+    n_operands = 3
+    n_results = 0
+    traits = frozenset({READS, WRITES})
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        a, b, out = (v.type for v in self.operands)
+        if (a.ndim, b.ndim) not in ((2, 2), (2, 1), (1, 2)):
+            raise VerifyError("linalg.matmul: ranks must be (2,2), (2,1) or (1,2)")
+        if not (a.dtype == b.dtype == out.dtype) or not a.dtype.is_inexact:
+            raise VerifyError("linalg.matmul: operands must share a float type")

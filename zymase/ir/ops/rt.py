@@ -1,0 +1,33 @@
+"""``rt``: run-time checks that stop the program with a user-visible Python exception."""
+
+from __future__ import annotations
+
+from ..core import MAY_RAISE
+from ..types import I1
+from .base import SimpleOp, VerifyError
+
+EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "AssertionError")
+
+
+class ShapeError(ValueError):
+    """Array shapes do not match (the ``ShapeError`` kind of ``rt.assert``)."""
+
+
+class Assert(SimpleOp):
+    """``rt.assert %ok {kind = "IndexError", msg = "..."}``: raise ``kind(msg)`` when ``%ok`` is 0.
+
+    The op's location names the user's line; the message is shown with it.
+    """
+
+    name = "rt.assert"
+    n_operands = 1
+    n_results = 0
+    traits = frozenset({MAY_RAISE})
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        if self.operands[0].type != I1:
+            raise VerifyError("rt.assert needs an i1 condition")
+        if self.attrs.get("kind") not in EXCEPTIONS:
+            raise VerifyError(f"rt.assert: unknown exception kind {self.attrs.get('kind')!r}")

@@ -1,0 +1,82 @@
+"""inline: replace every ``func.call`` of a non-recursive function by a copy of its body.
+
+Expects: a module whose functions end with exactly one ``func.return`` as their last op (control
+flow is structured, so a body is a straight list of ops).  Leaves: no calls to functions that are
+not (directly or mutually) recursive; callees that are no longer called and are not marked
+``entry`` are removed.  Copied ops keep the callee's source locations.
+Mirrors MLIR's ``--inline`` (``mlir/lib/Transforms/InlinerPass.cpp``) with an always-inline cost
+model, and LLVM's ``AlwaysInliner`` plus ``GlobalDCE`` for the dead callees.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Func, Module, Op
+from .rewrite import clone_op, walk
+
+
+def inline(module: Module) -> bool:
+    recursive = recursive_funcs(module)
+    inlined: set[str] = set()
+    progress = True
+    while progress:  # an inlined body may hold calls of its own
+        progress = False
+        for f in module:
+            for op in walk(f):
+                callee = _callee(op)
+                if callee in module.funcs and callee not in recursive:
+                    inline_call(op, module[callee])
+                    inlined.add(callee)
+                    progress = True
+    _remove_dead_callees(module, inlined)
+    return bool(inlined)
+
+
+def inline_call(call: Op, callee: Func) -> None:
+    """Copy ``callee``'s body before ``call`` and replace the call's results by what it returns."""
+    mapping = dict(zip(callee.args, call.operands, strict=True))
+    *body, ret = callee.body.ops
+    assert ret.name == "func.return", f"@{callee.sym_name} does not end in func.return"
+    block = call.parent
+    for op in body:
+        block.insert_before(call, clone_op(op, mapping))
+    for r, v in zip(call.results, ret.operands, strict=True):
+        r.replace_all_uses_with(mapping.get(v, v))
+    call.erase()
+
+
+def call_graph(module: Module) -> dict[str, set[str]]:
+    """Function name -> names of the functions it calls."""
+    return {f.sym_name: {c for op in f.walk() if (c := _callee(op))} for f in module}
+
+
+def recursive_funcs(module: Module) -> set[str]:
+    """Functions that can reach themselves through calls."""
+    graph = call_graph(module)
+    out = set()
+    for name in graph:
+        seen, stack = set(), list(graph[name])
+        while stack:
+            g = stack.pop()
+            if g == name:
+                out.add(name)
+                break
+            if g not in seen and g in graph:
+                seen.add(g)
+                stack.extend(graph[g])
+    return out
+
+
+def _callee(op: Op) -> str | None:
+    return str(op.attrs["callee"]) if op.name == "func.call" else None
+
+
+def _remove_dead_callees(module: Module, candidates: set[str]) -> None:
+    """Drop inlined callees nobody calls any more, unless Python calls them (``entry``)."""
+    while True:
+        called = set().union(*call_graph(module).values())
+        dead = [n for n in candidates if n in module.funcs and n not in called]
+        dead = [n for n in dead if not module[n].attrs.get("entry")]
+        if not dead:
+            return
+        for n in dead:
+            del module.funcs[n]
