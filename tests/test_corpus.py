@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import corpus
 
 import zymase
-from conftest import corpus
 
 PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4", "fft")
 # medium sizes whose CPython reference takes more than a few seconds run under -m slow

@@ -6,7 +6,11 @@
 
 from .api import JitFunction, jit  # noqa: F401
 from .errors import (  # noqa: F401
-    DifferentiationError, ShapeError, UnsupportedError, ZymaseError, ZymaseIndexError,
+    DifferentiationError,
+    ShapeError,
+    UnsupportedError,
+    ZymaseError,
+    ZymaseIndexError,
     ZymaseTypeError,
 )
 

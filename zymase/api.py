@@ -24,6 +24,7 @@ from .frontend.args import param_template
 from .frontend.source import python_function
 from .frontend.typing import type_key
 from .options import Options
+from .runtime.dispatch import Dispatcher
 
 _SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
 
@@ -39,8 +40,20 @@ def arg_key(x):
     return type_key(param_template(x, "argument"))
 
 
-class JitFunction:
-    """A Python function compiled on first call for each argument signature."""
+class JitFunction(functools.partial):
+    """A Python function compiled on first call for each argument signature.
+
+    Calls go straight to machine code (see ``runtime/dispatch.py``): the newest specialization
+    checks its own argument types in C and falls back to ``_call`` for anything else.
+    """
+
+    def __new__(cls, fn, options: Options):
+        holder = {}
+        disp = Dispatcher(lambda *args: holder["self"]._call(args))
+        self = super().__new__(cls, disp.builtin)
+        holder["self"] = self
+        self._dispatcher = disp
+        return self
 
     def __init__(self, fn, options: Options):
         self.py_func = python_function(fn)
@@ -50,7 +63,14 @@ class JitFunction:
         self._lock = threading.Lock()
         functools.update_wrapper(self, self.py_func)
 
-    def __call__(self, *args):
+    def __repr__(self):
+        return f"<zymase.jit {self.py_func.__qualname__}>"
+
+    def __reduce__(self):
+        return (jit_from_options, (self.py_func, self.options))
+
+    def _call(self, args):
+        """The general path: any argument types; compiles what is missing."""
         try:
             key = tuple(arg_key(a) for a in args)
         except ZymaseError as e:
@@ -61,6 +81,8 @@ class JitFunction:
         spec = self._specs.get((key, noalias))
         if spec is None:
             spec = self._compile(args, key, noalias)
+        elif spec.fast is not None and self._dispatcher.current != (key, noalias):
+            self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
         try:
             return spec(args)
         except ZymaseError as e:
@@ -75,6 +97,8 @@ class JitFunction:
                 except ZymaseError as e:
                     raise e.with_traceback(None) from None
                 self._specs[(key, noalias)] = spec
+                if spec.fast is not None:
+                    self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
         return spec
 
     def specialization(self, *args):
@@ -82,6 +106,16 @@ class JitFunction:
         key = tuple(arg_key(a) for a in args)
         noalias = arrays_disjoint(args)
         return self._specs.get((key, noalias)) or self._compile(args, key, noalias)
+
+
+def _raiser(spec):
+    def raise_error(err_id, a, b):
+        raise spec.entry.error(err_id, a, b).with_traceback(None)
+    return raise_error
+
+
+def jit_from_options(fn, options):
+    return JitFunction(fn, options)
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,

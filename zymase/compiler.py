@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,7 @@ class Specialization:
     result: Any
     module: Module
     llvm_ir: str
+    fast: int | None = None  # address of the fast C entry, when this signature has one
 
     def __call__(self, args):
         flat = [v for a, t in zip(args, self.templates) for v in flatten_arg(a, t)]
@@ -83,10 +85,18 @@ def compile_specialization(fn, args, options: Options, noalias: bool,
     lifetime(ml.module)
     if dump:
         dump("lifetime", ml.module)
-    text, errors, symbol = generate(ml.module, func.sym_name, options.fastmath)
+    text, errors, symbol, fast_symbol = generate(ml.module, func.sym_name, options.fastmath)
     compiled = compile_ir(text)
     entry = EntryPoint(compiled, symbol, ml.module[func.sym_name], errors)
-    return Specialization(entry, templates, result, ml.module, text)
+    spec = Specialization(entry, templates, result, ml.module, text)
+    if fast_symbol is not None and _plain_result(result):
+        spec.fast = compiled.address(fast_symbol)
+    return spec
+
+
+def _plain_result(tpl) -> bool:
+    """Results the fast entry boxes exactly as the general path does."""
+    return tpl is None or isinstance(tpl, PyObj) or (isinstance(tpl, Scalar) and tpl.weak)
 
 
 def arrays_disjoint(args) -> bool:

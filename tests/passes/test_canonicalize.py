@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 import pytest
-from pass_check import Case, check_case
+from pass_check import Case, assert_same_behaviour, check_case
 
+from zymase.ir import F64, Builder, Func, Module
 from zymase.passes.canonicalize import canonicalize
 
 INF, NAN = math.inf, math.nan
@@ -290,6 +291,36 @@ func.func @f(%i: i64, %x: f64) -> (i1, i1, i1) {
         runs=[(3, NAN), (0, 1.0)],
     ),
     Case(
+        "sizes_and_counting_up_indices_are_not_negative",
+        """
+func.func @f(%a: array<f64,1,A>, %n: i64) -> (i1, i1, i64) {
+  %d = array.dim %a {axis = 0} : i64
+  %zero = arith.constant {value = 0} : i64
+  %m1 = arith.constant {value = -1} : i64
+  %ok = arith.cmpi %d, %zero {pred = "ge"} : i1
+  rt.assert %ok {kind = "ValueError", msg = "negative dimensions are not allowed"}
+  %neg = arith.cmpi %zero, %d {pred = "gt"} : i1
+  %eq = arith.cmpi %d, %m1 {pred = "eq"} : i1
+  %pos = arith.cmpi %d, %zero {pred = "gt"} : i1
+  %one = arith.constant {value = 1} : i64
+  %c = scf.for %zero, %n, %one, %zero : i64 {
+  ^(%i: i64, %acc: i64):
+    %b = arith.cmpi %i, %m1 {pred = "le"} : i1
+    %bi = arith.cast %b : i64
+    %acc2 = arith.addi %acc, %bi : i64
+    scf.yield %acc2
+  }
+  %r = arith.ori %neg, %eq : i1
+  func.return %r, %pos, %c
+}
+// CHECK-NOT: rt.assert
+// CHECK: arith.cmpi %{{.*}}, %{{.*}} {pred = "gt"}
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: scf.for
+""",
+        runs=[(np.zeros(0), 3), (np.zeros(2), 0)],
+    ),
+    Case(
         "assert_true_goes_assert_false_stays",
         """
 func.func @f(%x: i64) -> (i64) {
@@ -554,3 +585,19 @@ func.func @f() -> (f32) {
         runs=[()],
     )
     check_case(canonicalize, case)
+
+
+def test_nans_of_different_sign_stay_apart():
+    """libm's sin(inf) is a NaN whose sign may differ from a NaN constant's; folding it must not
+    then merge the two constants (the sign bit is observable, e.g. through copysign)."""
+
+    def build():
+        f = Func("f", [], [F64, F64])
+        b = Builder.at_end(f.body)
+        s = b.op("math.sin", b.f64(math.inf))
+        b.create("func.return", [s, b.f64(math.nan)], [])
+        return Module([f])
+
+    module = build()
+    assert canonicalize(module)
+    assert_same_behaviour(build(), module, "f", ())

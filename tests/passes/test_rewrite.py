@@ -78,6 +78,7 @@ def test_is_defined_outside():
 def test_attr_keys_tell_bits_apart():
     assert attr_key(0.0) != attr_key(-0.0)
     assert attr_key(math.nan) == attr_key(math.nan)
+    assert attr_key(math.nan) != attr_key(-math.nan)
     assert attr_key(True) != attr_key(1)
     assert attr_key([1, 2.0]) == attr_key((1, 2.0))
 

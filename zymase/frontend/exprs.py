@@ -18,8 +18,18 @@ from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.types import C128, F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from .indexing import IndexingMixin
 from .typing import (
-    UNDEF, Array, FVal, ListVal, PyObj, Scalar, SType, Struct, Tup, python_scalar_stype,
-    result_type, stype,
+    UNDEF,
+    Array,
+    FVal,
+    ListVal,
+    PyObj,
+    Scalar,
+    Struct,
+    SType,
+    Tup,
+    python_scalar_stype,
+    result_type,
+    stype,
 )
 
 # ast operator -> (float op, int op); None means "not defined for that kind"

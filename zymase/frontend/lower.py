@@ -21,7 +21,18 @@ from ..ir.types import I1, I64, ArrayType
 from . import scan
 from .exprs import ExprLowerer
 from .typing import (
-    UNDEF, Array, FVal, ListVal, PyObj, Scalar, Struct, Tup, flatten, rebuild, result_type, stype,
+    UNDEF,
+    Array,
+    FVal,
+    ListVal,
+    PyObj,
+    Scalar,
+    Struct,
+    Tup,
+    flatten,
+    rebuild,
+    result_type,
+    stype,
     type_key,
 )
 

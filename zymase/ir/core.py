@@ -8,8 +8,9 @@ name (``arith.addf``) in ``OPS``; traits on the class say what passes may assume
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from .types import Type
 

@@ -59,7 +59,6 @@ TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 from .ops.rt import ShapeError  # noqa: E402  (one class shared with the runtime)
 
-
 # rt.assert kind -> the exception raised
 EXCEPTIONS = {
     "IndexError": IndexError,
@@ -225,16 +224,13 @@ def float_divmod(vx: np.floating, wx: np.floating) -> tuple[np.floating, np.floa
 
 
 def float_mod(a: np.floating, b: np.floating) -> np.floating:
-    """Python's ``a % b`` on floats."""
-    if b == 0:
-        raise ZeroDivisionError("float modulo")
+    """Python's ``a % b`` on floats (a zero divisor gives NaN; the frontend checks first where
+    Python would raise)."""
     return float_divmod(a, b)[1]
 
 
 def float_floordiv(a: np.floating, b: np.floating) -> np.floating:
-    """Python's ``a // b`` on floats."""
-    if b == 0:
-        raise ZeroDivisionError("float floor division by zero")
+    """Python's ``a // b`` on floats (a zero divisor gives NaN, as in the LLVM backend)."""
     return float_divmod(a, b)[0]
 
 

@@ -1,12 +1,18 @@
 """canonicalize: fold constants, apply algebraic identities, simplify structured control flow.
 
 Expects: any verified IR.  Leaves: equivalent IR with no op whose operands are all constants
-(unless folding it would raise or its value is platform-dependent), no branch on a constant, no
-loop that provably runs zero times or once, no unused or loop-invariant loop-carried value, no
-unused pure op, and one ``arith.constant`` per value per block.
+(unless folding it would raise or has no defined value), no branch on a constant, no loop that
+provably runs zero times or once, no loop-invariant or dead loop-carried value of an ``scf.for``
+(for ``scf.while``: none that is invariant or unused), no unused ``scf.if`` result, no unused pure
+op, one ``arith.constant`` per value per block, no ``dim`` of a buffer or view whose shape is at
+hand, and no bounds check on ``array.index`` of a loop's own counter into the size it counts to.
+Rules are tables below, each with its algebra in a comment.  A zero ``scf.for`` step is taken to
+be excluded (the op requires a non-zero step; the interpreter raises on one), so an empty
+``range(n, n, step)`` or an empty loop body goes whatever the step.
 Mirrors MLIR's ``--canonicalize`` (``mlir/lib/Transforms/Canonicalizer.cpp``: per-op fold hooks
 plus rewrite patterns driven to a fixpoint) and the ``scf`` canonicalization patterns in
-``mlir/lib/Dialect/SCF/IR/SCF.cpp``.
+``mlir/lib/Dialect/SCF/IR/SCF.cpp`` (``ForOpIterArgsFolder``, ``SimplifyTrivialLoops``,
+``ConvertTrivialIfToSelect``, ``WhileUnusedResult``).
 
 Folding evaluates the op with the interpreter's own table (``zymase.ir.interp``), so a folded
 constant has exactly the bits the op computes at run time: wraparound at the integer type's width,
@@ -70,7 +76,7 @@ def _fold(op: Op) -> bool:
             return False
         values.append(c)
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN), as at run time
-        args = [_np_value(x, v.type) for x, v in zip(values, op.operands)]
+        args = [_np_value(x, v.type) for x, v in zip(values, op.operands, strict=True)]
         try:
             out = FOLDERS[op.name](op, *args)
         except (ArithmeticError, ValueError, TypeError):
@@ -214,14 +220,52 @@ def _identity(op: Op) -> bool:
     return False
 
 
+# cmpi x, c with x >= 0 known (a dim, a counting-up loop index) -> constant, by predicate:
+# pred -> (c at or below which it is decided, the answer)
+CMP_NONNEG = {
+    "ge": (0, True),  # x >= c for c <= 0
+    "gt": (-1, True),  # x > c for c < 0
+    "lt": (0, False),  # x < c for c <= 0
+    "le": (-1, False),  # x <= c for c < 0
+    "eq": (-1, False),  # x == c for c < 0
+    "ne": (-1, True),  # x != c for c < 0
+}
+SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
 def _cmpi(op: Op) -> bool:
     if _fold(op):
         return True
     a, b = op.operands
+    pred = op.attrs["pred"]
     if a is b:
-        replace_op(op, [_const(op, CMP_SAME[op.attrs["pred"]], op.result.type)])
-        return True
-    return False
+        answer = CMP_SAME[pred]
+    elif is_nonnegative(a) and isinstance(c := constant_value(b), int):
+        answer = _nonneg_answer(pred, c)
+    elif is_nonnegative(b) and isinstance(c := constant_value(a), int):
+        answer = _nonneg_answer(SWAPPED[pred], c)
+    else:
+        return False
+    if answer is None:
+        return False
+    replace_op(op, [_const(op, answer, op.result.type)])
+    return True
+
+
+def _nonneg_answer(pred: str, c: int) -> bool | None:
+    limit, answer = CMP_NONNEG[pred]
+    return answer if c <= limit else None
+
+
+def is_nonnegative(v: Value) -> bool:
+    """``array.dim`` results and induction variables of loops counting up from ``lb >= 0``."""
+    if v.op is not None:
+        return v.op.name == "array.dim"
+    loop = v.block.parent_op if v.index == 0 else None
+    if loop is None or loop.name != "scf.for":
+        return False
+    lb, step = constant_value(loop.operands[0]), constant_value(loop.operands[2])
+    return lb is not None and step is not None and lb >= 0 and step > 0
 
 
 def _select(op: Op) -> bool:
@@ -307,13 +351,7 @@ def _index(op: Op) -> bool:
 def in_loop_range(i: Value, n: Value) -> bool:
     """Whether ``i`` is the induction variable of an ``scf.for`` over ``range(lb, n, step)`` with
     constants ``lb >= 0`` and ``step > 0``, so that ``0 <= i < n``."""
-    loop = i.block.parent_op if i.op is None and i.index == 0 else None
-    if loop is None or loop.name != "scf.for":
-        return False
-    lb, step = constant_value(loop.operands[0]), constant_value(loop.operands[2])
-    if lb is None or step is None or lb < 0 or step <= 0:
-        return False
-    return same_value(loop.operands[1], n)
+    return is_nonnegative(i) and i.op is None and same_value(i.block.parent_op.operands[1], n)
 
 
 def same_value(a: Value, b: Value) -> bool:
@@ -359,7 +397,7 @@ def _if(op: Op) -> bool:
         return True
     then_y, else_y = (r.block.terminator for r in op.regions)
     changed = False
-    for r, a, b in zip(op.results, then_y.operands, else_y.operands):
+    for r, a, b in zip(op.results, then_y.operands, else_y.operands, strict=True):
         if a is b and r.uses:  # both branches yield the same outside value v -> v
             r.replace_all_uses_with(a)
             changed = True
@@ -393,9 +431,12 @@ def _for(op: Op) -> bool:
     if trips == 0:  # for i in range(0) -> its initial values
         replace_op(op, list(op.operands[3:]))
         return True
+    body = op.regions[0].block
     if trips == 1:  # one iteration -> the body with i = lb
-        body = op.regions[0].block
         replace_op(op, inline_block_before(body, op, [op.operands[0], *op.operands[3:]]))
+        return True
+    if not op.results and len(body.ops) == 1:  # a loop that does nothing -> nothing
+        op.erase()
         return True
     changed = _forward_invariant_carried(op)
     dead = {i: s for i in range(len(op.results)) if (s := _dead_carried(op, i)) is not None}
@@ -461,18 +502,22 @@ def _while(op: Op) -> bool:
     before, after = (r.block for r in op.regions)
     cond, y = before.terminator, after.terminator
     changed = False
-    for arg, init, nxt in zip(before.args, op.operands, y.operands):
+    for arg, init, nxt in zip(before.args, op.operands, y.operands, strict=True):
         passed_back = nxt.owner is after and cond.operands[1 + nxt.index] is arg
         if arg.uses and (nxt is init or passed_back):  # arg stays its initial value
             arg.replace_all_uses_with(init)
             changed = True
-    for fwd, arg, res in zip(cond.operands[1:], after.args, op.results):
+    for fwd, arg, res in zip(cond.operands[1:], after.args, op.results, strict=True):
         if is_defined_outside(fwd, op) and (arg.uses or res.uses):  # forwards an outside value
             arg.replace_all_uses_with(fwd)
             res.replace_all_uses_with(fwd)
             changed = True
     dead_in = [j for j, a in enumerate(before.args) if not a.uses]
-    dead_out = [k for k, (a, r) in enumerate(zip(after.args, op.results)) if not (a.uses or r.uses)]
+    dead_out = [
+        k
+        for k, (a, r) in enumerate(zip(after.args, op.results, strict=True))
+        if not (a.uses or r.uses)
+    ]
     if dead_in or dead_out:
         _shrink_while(op, dead_in, dead_out)
         return True

@@ -136,7 +136,7 @@ class LoopMotion:
         for op in guarded:
             op.detach()
             then_block.append(op)
-        for r, out in zip(escaping, guard.results):
+        for r, out in zip(escaping, guard.results, strict=True):
             for user, i in list(r.uses):
                 if not guard.is_ancestor_of(user):
                     user.set_operand(i, out)

@@ -9,7 +9,7 @@ callee lookup LLVM's ``FunctionAttrs`` does for calls.
 
 from __future__ import annotations
 
-import math
+import struct
 from collections.abc import Iterator
 
 from ..ir.core import (
@@ -153,7 +153,7 @@ def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
     attrs = {k: list(v) if isinstance(v, list) else v for k, v in op.attrs.items()}
     operands = [mapping.get(v, v) for v in op.operands]
     new = type(op)(operands, [r.type for r in op.results], attrs, regions, op.loc)
-    for old, r in zip(op.results, new.results):
+    for old, r in zip(op.results, new.results, strict=True):
         r.hint = old.hint
         mapping[old] = r
     return new
@@ -182,9 +182,9 @@ def constant_value(v: Value):
 
 def attr_key(a):
     """A hashable key equal exactly when two attributes are the same bits (``0.0`` and ``-0.0``
-    differ, a NaN equals itself, ``True`` differs from ``1``)."""
+    differ, so do NaNs of different sign; a NaN equals itself; ``True`` differs from ``1``)."""
     if isinstance(a, float):
-        return ("f", "nan" if math.isnan(a) else a.hex())
+        return ("f", struct.pack("<d", a))
     if isinstance(a, complex):
         return ("c", attr_key(a.real), attr_key(a.imag))
     if isinstance(a, (list, tuple)):

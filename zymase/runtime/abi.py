@@ -58,6 +58,25 @@ def _converter(t):
     return int
 
 
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+
+
+_new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
+_new_cfunction.restype = ctypes.py_object
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+
+def builtin_function(address: int, name: str, self_obj=None):
+    """A Python builtin (``METH_FASTCALL``) calling the machine code at ``address`` with
+    ``self_obj`` as its first argument.  Returns (builtin, method table entry); the caller keeps
+    both alive."""
+    mdef = _MethodDef(name.encode(), address, 0x0080, None)
+    self_ptr = None if self_obj is None else id(self_obj)
+    return _new_cfunction(ctypes.addressof(mdef), self_ptr, None), mdef
+
+
 class EntryPoint:
     """A compiled entry function: ``call(flat_args)`` returns the flat list of results."""
 
@@ -113,9 +132,13 @@ class EntryPoint:
         ctx.len = 0
 
     def _error(self, ctx: Context) -> ZymaseError:
-        kind, msg, loc = self.errors[ctx.err_id - 1]
+        return self.error(ctx.err_id, ctx.err_a, ctx.err_b)
+
+    def error(self, err_id: int, a: int, b: int) -> ZymaseError:
+        """The user-facing exception for a raised error id and its two payloads."""
+        kind, msg, loc = self.errors[err_id - 1]
         cls = RUNTIME_ERRORS.get(kind, ZymaseError)
-        return cls(msg.format(a=ctx.err_a, b=ctx.err_b), loc)
+        return cls(msg.format(a=a, b=b), loc)
 
     def _decode(self, rets, args):
         ints = rets

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from ...ir.core import Module
+from . import pyentry
 from .emit import FunctionEmitter, ModuleEmitter
 from .entry import entry_ir
 from .runtime import runtime_ir
 
 
 def generate(module: Module, entry: str, fastmath: bool = False):
-    """(LLVM IR text, error table, entry symbol) for ``module`` called through ``entry``."""
+    """(LLVM IR text, error table, entry symbol, fast-entry symbol or None) for ``module``
+    called through ``entry``."""
     me = ModuleEmitter(fastmath)
     for f in module:
         me.funcs.append(FunctionEmitter(me, f, module).emit_function())
-    me.funcs.append(entry_ir(module[entry]))
-    return me.text(runtime_ir()), me.errors, f"zy.entry.{entry}"
+    func = module[entry]
+    me.funcs.append(entry_ir(func))
+    fast = None
+    if pyentry.supported(func):
+        me.globals.append(pyentry.declarations())
+        me.funcs.append(pyentry.fast_entry_ir(func, bool(func.attrs.get("noalias"))))
+        fast = f"zy.fast.{entry}"
+    return me.text(runtime_ir()), me.errors, f"zy.entry.{entry}", fast

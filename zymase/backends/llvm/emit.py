@@ -121,7 +121,7 @@ class FunctionEmitter:
             self.vals[a] = f"%a{k}"
         self.start("entry")
         self.emit_block(self.func.body)
-        fail = [f"fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
+        fail = ["fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
         head = f"define {linkage} {self.ret_type} @{self.func.sym_name}({', '.join(params)}) #0 {{"
         return "\n".join([head, *self.lines, *self.cold, *fail, "}"])
 

@@ -64,7 +64,21 @@ def load_object(obj: bytes) -> Compiled:
         return _load(obj, "")
 
 
+_BOUND = False
+
+
+def _bind_python_symbols():
+    """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses."""
+    global _BOUND
+    if not _BOUND:
+        from .pyentry import python_symbols
+        for name, addr in python_symbols().items():
+            llvm.add_symbol(name, addr)
+        _BOUND = True
+
+
 def _load(obj: bytes, text: str) -> Compiled:
+    _bind_python_symbols()
     tm = _new_target_machine()
     empty = llvm.parse_assembly("")
     engine = llvm.create_mcjit_compiler(empty, tm)

@@ -30,6 +30,30 @@ m:
   ret ptr %q
 }
 
+define internal void @zy.arena_free_all(ptr %ctx) #0 {
+entry:
+  %bufp = getelementptr i8, ptr %ctx, i64 24
+  %lenp = getelementptr i8, ptr %ctx, i64 32
+  %len = load i64, ptr %lenp
+  %buf = load ptr, ptr %bufp
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %body]
+  %more = icmp slt i64 %i, %len
+  br i1 %more, label %body, label %done
+body:
+  %slot = getelementptr ptr, ptr %buf, i64 %i
+  %p = load ptr, ptr %slot
+  call void @free(ptr %p)
+  %i1 = add i64 %i, 1
+  br label %loop
+done:
+  call void @free(ptr %buf)
+  store ptr null, ptr %bufp
+  store i64 0, ptr %lenp
+  ret void
+}
+
 define internal void @zy.arena_push(ptr %ctx, ptr %p) #0 {
   %bufp = getelementptr i8, ptr %ctx, i64 24
   %lenp = getelementptr i8, ptr %ctx, i64 32

@@ -1,7 +1,8 @@
 """``arith``: constants, scalar arithmetic with Python semantics, comparisons, select, casts.
 
 Float ops also accept complex operands.  Integer division and modulo follow Python (floor),
-float ``modf``/``floordivf`` follow CPython's ``float.__mod__``/``__floordiv__``.
+float ``modf``/``floordivf`` follow CPython's ``float.__mod__``/``__floordiv__`` except that a zero
+divisor gives NaN (the frontend inserts an ``rt.assert`` where Python would raise).
 """
 
 from __future__ import annotations

@@ -1,0 +1,221 @@
+"""A CPython-API entry point (``METH_FASTCALL``) generated in LLVM IR: the fast call path.
+
+    PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs)
+
+``state`` is ``{fast entry, fallback, raiser}`` (see ``runtime/dispatch.py``).  It checks that every argument has exactly the type this specialization was compiled for (Python
+float/int/bool by type pointer, NumPy arrays by type, descriptor, rank and C-contiguity, and for
+``noalias`` specializations that contiguous arrays do not overlap), unboxes them, releases the
+GIL around the compiled body, and boxes a float/int/bool/None result.  When the arguments do not
+match it returns ``fallback(*args)`` (the general path, which compiles what is missing); when the
+body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.  Python objects it needs are referenced through symbols bound at load time
+(``python_symbols``), so its object code can be cached on disk.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ...ir.core import Func
+from ...ir.types import F64, I1, I64, ArrayType
+from .emit import result_type
+from .entry import PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES
+from .types import array_struct, ltype
+
+PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
+NPY_C_CONTIGUOUS = 1
+METH_FASTCALL = 0x0080
+API = ("PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_AsLongLong", "PyErr_Occurred",
+       "PyErr_Clear", "Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread",
+       "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer")
+
+
+def supported(func: Func) -> bool:
+    """Can this entry use the fast path? (scalar/array parameters, at most one f64/i64/i1 result)"""
+    for t in func.arg_types:
+        if not (isinstance(t, ArrayType) or t in (F64, I64, I1)):
+            return False
+    return len(func.result_types) <= 1 and all(t in (F64, I64, I1) for t in func.result_types)
+
+
+def python_symbols() -> dict[str, int]:
+    """Addresses of the C-API functions and Python objects the fast entry references."""
+    api = ctypes.pythonapi
+    syms = {f"zy.py.{n}": ctypes.cast(getattr(api, n), ctypes.c_void_p).value for n in API}
+    syms.update({"zy.py.float": id(float), "zy.py.int": id(int), "zy.py.True": id(True),
+                 "zy.py.False": id(False), "zy.py.None": id(None), "zy.py.ndarray": id(np.ndarray)})
+    for t in ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64"):
+        syms[f"zy.py.dtype.{t}"] = id(np.dtype(t))
+    return syms
+
+
+def declarations() -> str:
+    decls = ["@zy.py.float = external global i8", "@zy.py.int = external global i8",
+             "@zy.py.True = external global i8", "@zy.py.False = external global i8",
+             "@zy.py.None = external global i8", "@zy.py.ndarray = external global i8"]
+    decls += [f"@zy.py.dtype.{t} = external global i8" for t in
+              ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64")]
+    decls += ["declare ptr @zy.py.PyFloat_FromDouble(double)",
+              "declare ptr @zy.py.PyLong_FromLongLong(i64)",
+              "declare i64 @zy.py.PyLong_AsLongLong(ptr)", "declare ptr @zy.py.PyErr_Occurred()",
+              "declare void @zy.py.PyErr_Clear()", "declare void @zy.py.Py_IncRef(ptr)",
+              "declare ptr @zy.py.PyEval_SaveThread()",
+              "declare void @zy.py.PyEval_RestoreThread(ptr)",
+              "declare ptr @zy.py.PyObject_Vectorcall(ptr, ptr, i64, ptr)",
+              "declare ptr @zy.py.PyObject_CallFunction(ptr, ptr, ...)",
+              '@zy.py.fmt_err = private unnamed_addr constant [4 x i8] c"LLL\\00"']
+    return "\n".join(decls)
+
+
+class _Gen:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.n = 0
+
+    def v(self, rhs: str) -> str:
+        self.n += 1
+        self.lines.append(f"  %t{self.n} = {rhs}")
+        return f"%t{self.n}"
+
+    def check(self, ok: str) -> None:
+        self.n += 1
+        self.lines += [f"  br i1 {ok}, label %c{self.n}, label %mismatch", f"c{self.n}:"]
+
+    def field(self, obj: str, offset: int, ty: str) -> str:
+        return self.v(f"load {ty}, ptr {self.v(f'getelementptr i8, ptr {obj}, i64 {offset}')}")
+
+
+def fast_entry_ir(func: Func, noalias: bool) -> str:
+    g = _Gen()
+    g.lines += ["  %ctx = alloca [6 x i64], align 8"]
+    g.check(g.v(f"icmp eq i64 %nargs, {len(func.args)}"))
+    args, arrays = [], []
+    for k, t in enumerate(func.arg_types):
+        obj = g.v(f"load ptr, ptr {g.v(f'getelementptr ptr, ptr %args, i64 {k}')}")
+        args.append(f"{ltype(t)} {_unbox(g, obj, t, arrays)}")
+    if noalias and len(arrays) > 1:
+        _check_disjoint(g, arrays)
+    rt = result_type(func)
+    tstate = g.v("call ptr @zy.py.PyEval_SaveThread()")
+    g.lines.append("  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 48, i1 false)")
+    r = g.v(f"call {rt} @{func.sym_name}(ptr %ctx{''.join(', ' + a for a in args)})")
+    g.lines.append("  call void @zy.arena_free_all(ptr %ctx)")
+    g.lines.append(f"  call void @zy.py.PyEval_RestoreThread(ptr {tstate})")
+    st = g.v(f"extractvalue {rt} {r}, 0")
+    g.lines.append(f"  br i1 {g.v(f'icmp ne i32 {st}, 0')}, label %raised, label %ok")
+    g.lines.append("ok:")
+    g.lines.append(f"  ret ptr {_box(g, func, rt, r)}")
+    g.lines += ["raised:",
+                "  %eid = load i64, ptr %ctx",
+                "  %pa = getelementptr i8, ptr %ctx, i64 8", "  %ea = load i64, ptr %pa",
+                "  %pb = getelementptr i8, ptr %ctx, i64 16", "  %eb = load i64, ptr %pb",
+                "  %rsp = getelementptr i8, ptr %state, i64 16", "  %rs = load ptr, ptr %rsp",
+                "  %err = call ptr (ptr, ptr, ...) @zy.py.PyObject_CallFunction(ptr %rs, "
+                "ptr @zy.py.fmt_err, i64 %eid, i64 %ea, i64 %eb)", "  ret ptr %err",
+                *MISMATCH]
+    head = f"define ptr @zy.fast.{func.sym_name}(ptr %state, ptr %args, i64 %nargs) #0 {{"
+    return "\n".join([head, "entry:", *g.lines, "}"])
+
+
+MISMATCH = ["mismatch:",
+            "  %fbp = getelementptr i8, ptr %state, i64 8", "  %fb = load ptr, ptr %fbp",
+            "  %slow = call ptr @zy.py.PyObject_Vectorcall(ptr %fb, ptr %args, i64 %nargs, "
+            "ptr null)", "  ret ptr %slow"]
+
+
+def dispatch_ir() -> str:
+    """The trampoline (the one builtin per JitFunction) and the entry used before any fast
+    specialization exists (it always takes the general path)."""
+    return "\n".join([
+        "declare ptr @zy.py.PyCapsule_GetPointer(ptr, ptr)",
+        "declare ptr @zy.py.PyObject_Vectorcall(ptr, ptr, i64, ptr)",
+        "define ptr @zy.trampoline(ptr %cap, ptr %args, i64 %nargs) {",
+        "  %cell = call ptr @zy.py.PyCapsule_GetPointer(ptr %cap, ptr null)",
+        "  %state = load ptr, ptr %cell", "  %f = load ptr, ptr %state",
+        "  %r = musttail call ptr %f(ptr %state, ptr %args, i64 %nargs)", "  ret ptr %r", "}",
+        "define ptr @zy.general(ptr %state, ptr %args, i64 %nargs) {", "entry:",
+        "  br label %mismatch", *MISMATCH, "}"])
+
+
+def _unbox(g: _Gen, obj: str, t, arrays) -> str:
+    ty = g.field(obj, 8, "ptr")
+    if isinstance(t, ArrayType):
+        return _unbox_array(g, obj, ty, t, arrays)
+    if t == F64:
+        g.check(g.v(f"icmp eq ptr {ty}, @zy.py.float"))
+        return g.field(obj, 16, "double")
+    if t == I1:
+        is_true = g.v(f"icmp eq ptr {obj}, @zy.py.True")
+        is_false = g.v(f"icmp eq ptr {obj}, @zy.py.False")
+        g.check(g.v(f"or i1 {is_true}, {is_false}"))
+        return is_true
+    g.check(g.v(f"icmp eq ptr {ty}, @zy.py.int"))
+    val = g.v(f"call i64 @zy.py.PyLong_AsLongLong(ptr {obj})")
+    g.n += 1
+    n = g.n
+    g.lines += [f"  %m1_{n} = icmp eq i64 {val}, -1",
+                f"  br i1 %m1_{n}, label %e{n}, label %c{n}",
+                f"e{n}:", f"  %occ{n} = call ptr @zy.py.PyErr_Occurred()",
+                f"  %bad{n} = icmp ne ptr %occ{n}, null",
+                f"  br i1 %bad{n}, label %clr{n}, label %c{n}",
+                f"clr{n}:", "  call void @zy.py.PyErr_Clear()", "  br label %mismatch",
+                f"c{n}:"]
+    return val
+
+
+def _unbox_array(g: _Gen, obj: str, ty: str, t: ArrayType, arrays) -> str:
+    g.check(g.v(f"icmp eq ptr {ty}, @zy.py.ndarray"))
+    descr = g.field(obj, PYARRAY_DESCR, "ptr")
+    g.check(g.v(f"icmp eq ptr {descr}, @zy.py.dtype.{t.dtype.np_dtype.name}"))
+    g.check(g.v(f"icmp eq i32 {g.field(obj, PYARRAY_ND, 'i32')}, {t.ndim}"))
+    flags = g.field(obj, PYARRAY_FLAGS, "i32")
+    contig = g.v(f"icmp ne i32 {g.v(f'and i32 {flags}, {NPY_C_CONTIGUOUS}')}, 0")
+    g.check(contig if t.layout == "C" else g.v(f"xor i1 {contig}, true"))
+    data = g.field(obj, PYARRAY_DATA, "ptr")
+    dims = g.field(obj, PYARRAY_DIMS, "ptr")
+    strd = g.field(obj, PYARRAY_STRIDES, "ptr")
+    st = array_struct(t.ndim)
+    cur = g.v(f"insertvalue {st} poison, ptr null, 0")
+    cur = g.v(f"insertvalue {st} {cur}, ptr {data}, 1")
+    size = "1"
+    for k in range(t.ndim):
+        d = g.v(f"load i64, ptr {g.v(f'getelementptr i64, ptr {dims}, i64 {k}')}")
+        cur = g.v(f"insertvalue {st} {cur}, i64 {d}, 2, {k}")
+        bs = g.v(f"load i64, ptr {g.v(f'getelementptr i64, ptr {strd}, i64 {k}')}")
+        cur = g.v(f"insertvalue {st} {cur}, i64 {g.v(f'sdiv exact i64 {bs}, {t.dtype.nbytes}')}, "
+                  f"3, {k}")
+        size = g.v(f"mul i64 {size}, {d}")
+    arrays.append((data, g.v(f"mul i64 {size}, {t.dtype.nbytes}"), t.layout))
+    return cur
+
+
+def _check_disjoint(g: _Gen, arrays) -> None:
+    """Specializations compiled for non-overlapping arrays accept only contiguous, disjoint ones
+    here (anything else takes the general path, which checks overlap exactly)."""
+    if any(layout != "C" for _, _, layout in arrays):
+        g.lines.append("  br label %mismatch")
+        g.lines.append(f"dead{g.n}:")
+        return
+    for i in range(len(arrays)):
+        for j in range(i + 1, len(arrays)):
+            (pa, na, _), (pb, nb, _) = arrays[i], arrays[j]
+            a0, b0 = g.v(f"ptrtoint ptr {pa} to i64"), g.v(f"ptrtoint ptr {pb} to i64")
+            a_before = g.v(f"icmp ule i64 {g.v(f'add i64 {a0}, {na}')}, {b0}")
+            b_before = g.v(f"icmp ule i64 {g.v(f'add i64 {b0}, {nb}')}, {a0}")
+            g.check(g.v(f"or i1 {a_before}, {b_before}"))
+
+
+def _box(g: _Gen, func: Func, rt: str, r: str) -> str:
+    if not func.result_types:
+        g.lines.append("  call void @zy.py.Py_IncRef(ptr @zy.py.None)")
+        return "@zy.py.None"
+    t = func.result_types[0]
+    val = g.v(f"extractvalue {rt} {r}, 1")
+    if t == F64:
+        return g.v(f"call ptr @zy.py.PyFloat_FromDouble(double {val})")
+    if t == I64:
+        return g.v(f"call ptr @zy.py.PyLong_FromLongLong(i64 {val})")
+    obj = g.v(f"select i1 {val}, ptr @zy.py.True, ptr @zy.py.False")
+    g.lines.append(f"  call void @zy.py.Py_IncRef(ptr {obj})")
+    return obj
