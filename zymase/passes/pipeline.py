@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ..ir.core import Module
 from ..ir.ops.base import VerifyError
 from ..ir.verify import verify_module
+from .boundscheck import boundscheck
 from .canonicalize import canonicalize
 from .cse import cse
 from .dce import dce
@@ -27,7 +28,9 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("canonicalize", canonicalize),  # fold constants, algebraic identities, dead branches/loops
     ("cse", cse),  # one op per distinct pure computation (and per load between writes)
     ("licm", licm),  # loop-invariant code out of loops (guarded when the loop may not run)
+    ("boundscheck", boundscheck),  # prove index checks, version loops on the rest
     ("canonicalize", canonicalize),  # clean up what hoisting exposed
+    ("cse", cse),
     ("dce", dce),  # unused ops, dead loops and never-read buffers
 ]
 
