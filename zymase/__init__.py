@@ -4,7 +4,7 @@
     >>> f = zymase.jit(lambda_free_function)        # doctest: +SKIP
 """
 
-from .api import JitFunction, jit  # noqa: F401
+from .api import JitFunction, explain, jit  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,

@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from .compiler import arrays_disjoint, compile_specialization
-from .errors import ZymaseError
+from .errors import ZymaseError, caller_loc
 from .frontend.args import param_template
 from .frontend.source import python_function
 from .frontend.typing import type_key
@@ -29,15 +29,15 @@ from .runtime.dispatch import Dispatcher
 _SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
 
 
-def arg_key(x):
+def arg_key(x, where: str = "argument"):
     """A cheap hashable key of an argument's compile-time type."""
     t = type(x)
     k = _SCALAR_KEYS.get(t)
     if k is not None:
         return k
     if t is np.ndarray:
-        return (x.dtype.char, x.ndim, x.flags.c_contiguous)
-    return type_key(param_template(x, "argument"))
+        return (x.dtype, x.ndim, x.flags.c_contiguous)
+    return type_key(param_template(x, where))
 
 
 class JitFunction(functools.partial):
@@ -72,9 +72,10 @@ class JitFunction(functools.partial):
     def _call(self, args):
         """The general path: any argument types; compiles what is missing."""
         try:
-            key = tuple(arg_key(a) for a in args)
+            name = self.py_func.__name__
+            key = tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise _at_caller(e) from None
         noalias = True
         if sum(type(a) is np.ndarray for a in args) > 1:
             noalias = arrays_disjoint(args)
@@ -93,9 +94,10 @@ class JitFunction(functools.partial):
             spec = self._specs.get((key, noalias))
             if spec is None:
                 try:
-                    spec = compile_specialization(self.py_func, args, self.options, noalias)
+                    spec = compile_specialization(self.py_func, args, self.options, noalias,
+                                                  key=key)
                 except ZymaseError as e:
-                    raise e.with_traceback(None) from None
+                    raise _at_caller(e) from None
                 self._specs[(key, noalias)] = spec
                 if spec.fast is not None:
                     self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
@@ -108,6 +110,14 @@ class JitFunction(functools.partial):
         return self._specs.get((key, noalias)) or self._compile(args, key, noalias)
 
 
+def _at_caller(e: ZymaseError) -> ZymaseError:
+    """``e`` without zymase's frames; errors about arguments point at the user's call."""
+    if e.loc is None:
+        e.loc = caller_loc()
+        e.args = (e.render(),)
+    return e.with_traceback(None)
+
+
 def _raiser(spec):
     def raise_error(err_id, a, b):
         raise spec.entry.error(err_id, a, b).with_traceback(None)
@@ -116,6 +126,42 @@ def _raiser(spec):
 
 def jit_from_options(fn, options):
     return JitFunction(fn, options)
+
+
+def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
+    """Print (and return) the IR of ``fn`` for these arguments after each compiler stage.
+
+    ``stages`` limits the output to some stage names (``frontend``, each pass name,
+    ``lifetime``); ``llvm=True`` adds the LLVM IR.  Locations show the user's file:line:col.
+
+        >>> zymase.explain(f, x, n)                       # doctest: +SKIP
+        // ---- after frontend ----
+        func.func @f(%x0: f64, %n1: i64) -> (f64) {entry = true} {
+        ...
+    """
+    import sys
+
+    from .ir.printer import print_module
+
+    options = fn.options if isinstance(fn, JitFunction) else Options()
+    py = python_function(fn)
+    out = []
+
+    def dump(stage, module):
+        if stage == "llvm" and not llvm:
+            return
+        if stages is not None and stage not in stages:
+            return
+        text = module if isinstance(module, str) else print_module(module, locs=True)
+        out.append(f"// ---- after {stage} ----\n{text}")
+
+    try:
+        compile_specialization(py, args, options, arrays_disjoint(args), dump=dump)
+    except ZymaseError as e:
+        raise e.with_traceback(None) from None
+    text = "\n".join(out)
+    print(text, file=file or sys.stdout)
+    return text
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from .backends.llvm.codegen import generate
-from .backends.llvm.engine import compile_ir
+import os
+import sys
+
+from .backends.llvm.engine import compile_ir, load_object
+from .ir.printer import print_module
+from .runtime import compile_cache
 from .frontend.args import flatten_arg, param_template
 from .frontend.module import ModuleLowerer
 from .frontend.typing import Array, PyObj, Scalar, Struct, Tup
@@ -32,8 +37,8 @@ class Specialization:
 
     entry: EntryPoint
     templates: list
-    result: Any
-    module: Module
+    result: Any  # description of the returned value (see ``describe_result``)
+    module: Module | None  # the optimized IR (None when loaded from the disk cache)
     llvm_ir: str
     fast: int | None = None  # address of the fast C entry, when this signature has one
 
@@ -43,23 +48,34 @@ class Specialization:
         return rebuild_result(self.result, out)
 
 
-def rebuild_result(tpl, values: list):
-    """Python results shaped like the returned FVal template."""
+def describe_result(tpl):
+    """A picklable description of a returned FVal template."""
     if tpl is None or isinstance(tpl, PyObj):
-        return None if tpl is None else tpl.obj
+        return ("p", None if tpl is None else tpl.obj)
     if isinstance(tpl, Scalar):
-        v = values.pop(0)
-        if tpl.weak or isinstance(v, (bool, complex)):
-            return v
-        return tpl.type.np_dtype.type(v)
+        return ("s", tpl.type, tpl.weak)
     if isinstance(tpl, Array):
-        return values.pop(0)
+        return ("a",)
     if isinstance(tpl, Tup):
-        return tuple(rebuild_result(x, values) for x in tpl.items)
+        return ("t", [describe_result(x) for x in tpl.items])
     if isinstance(tpl, Struct):
-        fields = {k: rebuild_result(x, values) for k, x in tpl.fields.items()}
-        return tpl.pytype(**fields)
+        return ("r", tpl.pytype, {k: describe_result(x) for k, x in tpl.fields.items()})
     raise TypeError(tpl)
+
+
+def rebuild_result(desc, values: list):
+    """Python results shaped like the described return value (values are consumed)."""
+    kind = desc[0]
+    if kind == "p":
+        return desc[1]
+    if kind == "s":
+        v = values.pop(0)
+        return v if desc[2] else desc[1].np_dtype.type(v)
+    if kind == "a":
+        return values.pop(0)
+    if kind == "t":
+        return tuple(rebuild_result(x, values) for x in desc[1])
+    return desc[1](**{k: rebuild_result(x, values) for k, x in desc[2].items()})
 
 
 def optimize(module: Module, options: Options, dump: Callable | None = None) -> None:
@@ -70,10 +86,32 @@ def optimize(module: Module, options: Options, dump: Callable | None = None) -> 
     run_pipeline(module, PIPELINE, disable=options.disable, dump=dump)
 
 
-def compile_specialization(fn, args, options: Options, noalias: bool,
+def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
                            dump: Callable | None = None) -> Specialization:
+    """Compile ``fn`` for the types of ``args`` (through the disk cache when enabled)."""
     name = getattr(fn, "__name__", "function")
     templates = [param_template(a, f"argument {k} of {name}()") for k, a in enumerate(args)]
+    dump = dump or env_dump()
+    path = None
+    if options.cache and key is not None and dump is None:
+        path = compile_cache.entry_path(fn, (key, noalias), options)
+        payload = compile_cache.load(path)
+        if payload is not None:
+            return _from_payload(payload, templates)
+    spec, payload, functions = _compile(fn, templates, options, noalias, dump)
+    if path is not None:
+        compile_cache.store(path, payload, functions)
+    return spec
+
+
+def _from_payload(p, templates) -> Specialization:
+    compiled = load_object(p["object"])
+    entry = EntryPoint(compiled, p["symbol"], p["arg_types"], p["result_types"], p["errors"])
+    fast = compiled.address(p["fast"]) if p["fast"] else None
+    return Specialization(entry, templates, p["result"], None, "", fast)
+
+
+def _compile(fn, templates, options, noalias, dump):
     ml = ModuleLowerer(options)
     func = ml.lower_entry(fn, templates)
     if noalias:
@@ -86,17 +124,39 @@ def compile_specialization(fn, args, options: Options, noalias: bool,
     if dump:
         dump("lifetime", ml.module)
     text, errors, symbol, fast_symbol = generate(ml.module, func.sym_name, options.fastmath)
+    if dump:
+        dump("llvm", text)
     compiled = compile_ir(text)
-    entry = EntryPoint(compiled, symbol, ml.module[func.sym_name], errors)
-    spec = Specialization(entry, templates, result, ml.module, text)
-    if fast_symbol is not None and _plain_result(result):
-        spec.fast = compiled.address(fast_symbol)
-    return spec
+    entry_func = ml.module[func.sym_name]
+    entry = EntryPoint(compiled, symbol, entry_func.arg_types, entry_func.result_types, errors)
+    if fast_symbol is not None and not _plain_result(result):
+        fast_symbol = None
+    spec = Specialization(entry, templates, describe_result(result), ml.module, text,
+                          compiled.address(fast_symbol) if fast_symbol else None)
+    payload = {"object": compiled.object_code, "symbol": symbol, "fast": fast_symbol,
+               "arg_types": entry_func.arg_types, "result_types": entry_func.result_types,
+               "errors": errors, "result": spec.result}
+    return spec, payload, [k[0] for k in ml.specs]
 
 
 def _plain_result(tpl) -> bool:
     """Results the fast entry boxes exactly as the general path does."""
     return tpl is None or isinstance(tpl, PyObj) or (isinstance(tpl, Scalar) and tpl.weak)
+
+
+def env_dump():
+    """A dump hook from ``ZYMASE_DUMP`` (``all``, or ``after:stage1,stage2``): IR to stderr."""
+    spec = os.environ.get("ZYMASE_DUMP")
+    if not spec:
+        return None
+    stages = None if spec in ("all", "after:all") else set(spec.split(":", 1)[-1].split(","))
+
+    def dump(stage, module):
+        if stages is None or stage in stages:
+            text = module if isinstance(module, str) else print_module(module, locs=True)
+            print(f"// ---- after {stage} ----\n{text}", file=sys.stderr)
+
+    return dump
 
 
 def arrays_disjoint(args) -> bool:

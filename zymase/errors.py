@@ -36,6 +36,26 @@ class ZymaseError(Exception):
         return text
 
 
+def caller_loc() -> Loc | None:
+    """The location of the innermost frame outside zymase (the user's call site)."""
+    import os
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    line, col = frame.f_lineno, 1
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is not None:
+        pos = list(positions())[frame.f_lasti // 2]
+        if pos[0] is not None:
+            line, col = pos[0], (pos[2] or 0) + 1
+    return Loc(frame.f_code.co_filename, line, col, frame.f_code.co_name)
+
+
 class UnsupportedError(ZymaseError):
     """The function uses Python or NumPy that zymase does not compile."""
 

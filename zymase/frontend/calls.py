@@ -256,7 +256,7 @@ def _len(lw, args, kwargs, node):
         return lw.const_int(len(v.items))
     if isinstance(v, ListVal):
         return Scalar(v.length, True)
-    from .lower import EmptyList
+    from .typing import EmptyList
     if isinstance(v, EmptyList):
         return lw.const_int(0)
     raise lw.err(ZymaseTypeError, f"len() of {lw.describe(v)}", node)

@@ -190,7 +190,7 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
 
     def expr_List(self, node):
         if not node.elts:
-            from .lower import EMPTY_LIST
+            from .typing import EMPTY_LIST
             return EMPTY_LIST
         return Tup(tuple(self.expr(e) for e in node.elts))
 

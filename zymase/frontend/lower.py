@@ -21,7 +21,7 @@ from ..ir.types import I1, I64, ArrayType
 from . import scan
 from .exprs import ExprLowerer
 from .typing import (
-    UNDEF,
+    EMPTY_LIST, UNDEF, EmptyList,
     Array,
     FVal,
     ListVal,
@@ -38,15 +38,6 @@ from .typing import (
 
 FLAGS = ("$ret", "$brk", "$cont")
 MAX_RETYPE = 8
-
-
-class EmptyList(FVal):
-    """``[]`` before its first ``append`` (its element type is not known yet)."""
-
-    __slots__ = ()
-
-
-EMPTY_LIST = EmptyList()
 
 
 class FunctionLowerer(ExprLowerer):
@@ -290,9 +281,12 @@ class FunctionLowerer(ExprLowerer):
                                      for k in a.fields})
         if isinstance(a, PyObj) and isinstance(b, PyObj) and a.obj is b.obj:
             return a
+        where = max((loc for loc in (_def_loc(a), _def_loc(b)) if loc is not None),
+                    key=lambda loc: loc.line, default=self.b.loc)
         raise ZymaseTypeError(
             f"`{name.lstrip('$')}` is {self.describe(a)} on one path and {self.describe(b)} "
-            "on another; zymase needs one type per name", self.b.loc)
+            "on another; zymase needs one type per name", where,
+            note=f"(the paths meet at {self.b.loc})")
 
     def convert(self, v, tpl, name):
         """``v`` as an FVal with exactly the types of template ``tpl`` (emits casts)."""
@@ -541,6 +535,14 @@ class FunctionLowerer(ExprLowerer):
         mag = b.op("arith.select", pos, step, b.op("arith.negi", step))
         n = b.op("arith.floordivi", b.op("arith.addi", span, b.op("arith.subi", mag, one)), mag)
         return b.op("arith.maxi", n, zero)
+
+
+def _def_loc(v):
+    """Where the IR value behind an FVal was made (None for parameters and composites)."""
+    vals = flatten(v) if not isinstance(v, (EmptyList, type(UNDEF))) else []
+    if len(vals) == 1 and vals[0].op is not None and vals[0].op.loc.line > 0:
+        return vals[0].op.loc
+    return None
 
 
 def _types(tpl):

@@ -78,6 +78,15 @@ class PyObj(FVal):
     obj: Any
 
 
+class EmptyList(FVal):
+    """``[]`` before its first ``append`` (its element type is not known yet)."""
+
+    __slots__ = ()
+
+
+EMPTY_LIST = EmptyList()
+
+
 @dataclass(frozen=True, slots=True)
 class Undef:
     """Placeholder for a name not yet bound on some path (Python would raise UnboundLocalError)."""
@@ -131,6 +140,8 @@ def type_key(v) -> Any:
         return ("p", id(v.obj))
     if v is UNDEF:
         return ("u",)
+    if isinstance(v, EmptyList):
+        return ("e",)
     raise TypeError(v)
 
 

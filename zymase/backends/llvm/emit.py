@@ -54,6 +54,11 @@ class ModuleEmitter:
         return "\n".join(parts) + "\n"
 
 
+def symbol(func: Func) -> str:
+    """The LLVM name of a user function (prefixed so it never collides with libm or libc)."""
+    return f'@"zy.f.{func.sym_name}"'
+
+
 def result_type(func: Func) -> str:
     rts = [ltype(t) for t in func.result_types]
     return "{" + ", ".join(["i32", *rts]) + "}"
@@ -122,7 +127,7 @@ class FunctionEmitter:
         self.start("entry")
         self.emit_block(self.func.body)
         fail = ["fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
-        head = f"define {linkage} {self.ret_type} @{self.func.sym_name}({', '.join(params)}) #0 {{"
+        head = f"define {linkage} {self.ret_type} {symbol(self.func)}({', '.join(params)}) #0 {{"
         return "\n".join([head, *self.lines, *self.cold, *fail, "}"])
 
     def _status_value(self, status: int) -> str:
@@ -253,7 +258,7 @@ class FunctionEmitter:
         callee = self.module[op.attrs["callee"]]
         rt = result_type(callee)
         args = ", ".join(["ptr %ctx"] + [f"{ltype(v.type)} {self.val(v)}" for v in op.operands])
-        r = self.assign(f"call {rt} @{callee.sym_name}({args})", "call")
+        r = self.assign(f"call {rt} {symbol(callee)}({args})", "call")
         st = self.assign(f"extractvalue {rt} {r}, 0")
         bad = self.assign(f"icmp ne i32 {st}, 0")
         cont = self.label("ret")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...ir.core import Func
 from ...ir.types import ArrayType
-from .emit import result_type
+from .emit import result_type, symbol
 from .types import array_struct, ltype
 
 PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES = 16, 32, 40
@@ -41,7 +41,7 @@ def entry_ir(func: Func) -> str:
         params += [f"{ct} {nm}" for ct, nm in zip(c_params(a.type), names)]
         args.append(f"{ltype(a.type)} {_convert_in(v, a.type, names)}")
     rt = result_type(func)
-    r = v(f"call {rt} @{func.sym_name}(ptr %ctx{''.join(', ' + x for x in args)})")
+    r = v(f"call {rt} {symbol(func)}(ptr %ctx{''.join(', ' + x for x in args)})")
     st = v(f"extractvalue {rt} {r}, 0")
     bad = v(f"icmp ne i32 {st}, 0")
     lines.append(f"  br i1 {bad}, label %fail, label %ok")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...ir.core import Func
 from ...ir.types import F64, I1, I64, ArrayType
-from .emit import result_type
+from .emit import result_type, symbol
 from .entry import PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES
 from .types import array_struct, ltype
 
@@ -99,7 +99,7 @@ def fast_entry_ir(func: Func, noalias: bool) -> str:
     rt = result_type(func)
     tstate = g.v("call ptr @zy.py.PyEval_SaveThread()")
     g.lines.append("  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 48, i1 false)")
-    r = g.v(f"call {rt} @{func.sym_name}(ptr %ctx{''.join(', ' + a for a in args)})")
+    r = g.v(f"call {rt} {symbol(func)}(ptr %ctx{''.join(', ' + a for a in args)})")
     g.lines.append("  call void @zy.arena_free_all(ptr %ctx)")
     g.lines.append(f"  call void @zy.py.PyEval_RestoreThread(ptr {tstate})")
     st = g.v(f"extractvalue {rt} {r}, 0")

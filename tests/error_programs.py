@@ -1,0 +1,75 @@
+"""Programs zymase must refuse, or that fail at run time: test_errors.py checks each message
+names this file, the right line, and no zymase-internal path.  ``# ERR`` marks the line."""
+
+import numpy as np
+
+
+def uses_generator(a):
+    return sum(x for x in a)  # ERR generator
+
+
+def uses_try(x):
+    try:  # ERR try
+        return x
+    except ValueError:
+        return 0.0
+
+
+def unsupported_numpy(a):
+    return np.fft.fft(a)  # ERR fft
+
+
+def calls_print(x):
+    print(x)  # ERR print
+    return x
+
+
+def name_changes_kind(a, flag):
+    y = a
+    if flag:
+        y = 1.0  # ERR kind
+    return y
+
+
+def returns_none_sometimes(x):  # ERR none
+    if x > 0:
+        return x
+
+
+def shape_mismatch(a, b):
+    return a + b  # ERR shape
+
+
+def out_of_range(a, i):
+    return a[i]  # ERR index
+
+
+def python_zero_division(x, y):
+    return x / y  # ERR zerodiv
+
+
+def helper_fails(a):
+    return a[10]  # ERR helper
+
+
+def calls_failing_helper(a):
+    return helper_fails(a) + 1.0
+
+
+def truth_of_array(a):
+    if a:  # ERR truth
+        return 1.0
+    return 0.0
+
+
+def int_float_of_nan(x):
+    return int(x)  # ERR nan
+
+
+def undefined_name(x):
+    return x + not_defined_anywhere  # ERR undefined  # noqa: F821
+
+
+def assert_fails(x):
+    assert x > 0, "x must be positive"  # ERR assert
+    return x

@@ -1,0 +1,185 @@
+"""Plain-Python programs used by test_jit.py (zymase reads source, so they live in a file)."""
+
+import collections
+import dataclasses
+import math
+
+import numpy as np
+
+SCALE = 2.5
+TABLE = np.array([1.0, 2.0, 4.0])
+
+
+@dataclasses.dataclass
+class Params:
+    a: float
+    w: np.ndarray
+
+
+Pair = collections.namedtuple("Pair", "x y")
+
+
+def use_global(x):
+    return x * SCALE + TABLE[1]
+
+
+def make_closure(k):
+    def scaled(x):
+        return x * k
+    return scaled
+
+
+def use_dataclass(p):
+    return p.a * p.w.sum()
+
+
+def use_namedtuple(p):
+    return p.x - p.y
+
+
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+def fib(n):
+    if n < 2:
+        return float(n)
+    return fib(n - 1) + fib(n - 2)
+
+
+def complex_scalar(x):
+    z = complex(x, 1.0)
+    w = z * z + 1j
+    return abs(w) + (w.real if x > 0 else w.imag)
+
+
+def complex_array(a):
+    z = np.exp(1j * a)
+    return np.abs(z).sum() + z.real.sum() + np.conj(z).imag.sum()
+
+
+def build_list(n):
+    out = []
+    for i in range(n):
+        if i % 3 == 0:
+            out.append(i * 0.5)
+    return np.array(out)
+
+
+def swap_buffers(u, v, steps):
+    for _ in range(steps):
+        u, v = v, u
+        u[0] += 1.0
+    return u[0] - v[0]
+
+
+def tuples(x):
+    return x, 2 * x, (x, 1)
+
+
+def chained(a, b, c):
+    return a < b < c
+
+
+def negative_step(n):
+    s = 0
+    for i in range(n, 0, -2):
+        s += i
+    return s
+
+
+def while_break(x):
+    i = 0
+    while True:
+        i += 1
+        if x ** i > 1000:
+            break
+    return i
+
+
+def int_becomes_float(n):
+    s = 0
+    for _ in range(n):
+        s += 0.5
+    return s
+
+
+def float32_sum(a):
+    s = np.float32(0)
+    for i in range(a.shape[0]):
+        s += a[i] * 2.0
+    return s
+
+
+def early_return_nested(a):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] < 0:
+                return i * 10 + j
+    return -1
+
+
+def builtins_mix(a, b):
+    return max(a, b, 3.0) - min(a, b) + abs(a - b) + round(a) + int(b) + math.floor(a)
+
+
+def continue_skip(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if a[i] < 0:
+            continue
+        s += a[i]
+    return s
+
+
+def views_and_writes(a):
+    b = a.copy()
+    v = b[1:-1]
+    v[0] = 100.0
+    w = b[::2]
+    w[-1] += 1.0
+    r = b[::-1]
+    return r[0] + b[1] + b.sum()
+
+
+def two_d_views(m):
+    col = m[:, 1]
+    row = m[2]
+    return col.sum() * 10.0 + row.sum() + m.T[1, 2]
+
+
+def elementwise(a, b):
+    c = a * b + 1.0
+    c += np.sin(a) ** 2
+    c[c > 2.0] = 2.0
+    return c
+
+
+def reductions(m):
+    return (m.sum(axis=0), m.max(axis=1), np.argmax(m), m.mean(), np.prod(m[0]), m.min())
+
+
+def matrix(a, b, v):
+    return a @ b, a @ v, np.dot(v, v)
+
+
+def math_functions(x):
+    return (math.sqrt(x) + math.exp(-x) + math.log(x) + math.log1p(x) + math.expm1(x) * 0.1
+            + math.log10(x) + math.log2(x) + math.sin(x) + math.cos(x) + math.tan(x)
+            + math.asin(x / 4) + math.acos(x / 4) + math.atan(x) + math.atan2(x, 2.0)
+            + math.sinh(x) + math.cosh(x) + math.tanh(x) + math.pow(x, 1.5) + math.fabs(-x)
+            + math.erf(x) + math.erfc(x) + math.lgamma(x) + math.gamma(x) + math.hypot(x, 3.0)
+            + math.copysign(x, -1.0) + math.floor(x) + math.ceil(x) + math.pi + math.e
+            + float(math.isnan(x)) + float(math.isinf(x)) + float(math.isfinite(x)))
+
+
+def python_division(a, b):
+    return a // b, a % b, -a // b, -a % b, a / b
+
+
+def mutate_argument(a, k):
+    for i in range(a.shape[0]):
+        a[i] = a[i] * k + i
+    return None

@@ -1,0 +1,33 @@
+"""Programs for test_resources.py."""
+
+import numpy as np
+
+
+def allocate_and_return(a):
+    b = a * 2.0
+    c = np.empty(a.shape[0] + 1)
+    for i in range(a.shape[0]):
+        c[i] = b[i] + 1.0
+    c[-1] = 0.0
+    return c, b[1:]
+
+
+def loop_allocations(a, steps):
+    u = a.copy()
+    for _ in range(steps):
+        u = u * 0.5 + 1.0
+    return u.sum()
+
+
+def slow_sum(n):
+    s = 0.0
+    for i in range(n):
+        s += (i % 7) * 0.5
+    return s
+
+
+def cached(a, s):
+    t = 0.0
+    for i in range(a.shape[0]):
+        t += a[i] * s
+    return t

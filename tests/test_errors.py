@@ -1,0 +1,89 @@
+"""Every user error names the user's file:line:col with the source line and a caret, and never
+a zymase-internal path."""
+
+import os
+
+import numpy as np
+import pytest
+
+import error_programs as E
+import zymase
+
+ZYMASE_DIR = os.path.dirname(os.path.abspath(zymase.__file__))
+SOURCE = open(E.__file__).read().splitlines()
+
+
+def line_of(tag: str) -> int:
+    return next(k + 1 for k, text in enumerate(SOURCE) if text.rstrip().endswith(f"# ERR {tag}")
+                or f"# ERR {tag}  #" in text)
+
+
+def check(exc_info, tag, *fragments):
+    msg = str(exc_info.value)
+    assert f"error_programs.py:{line_of(tag)}:" in msg, msg
+    assert ZYMASE_DIR not in msg, msg
+    assert "^" in msg, msg
+    for f in fragments:
+        assert f in msg, msg
+
+
+COMPILE_ERRORS = [
+    (E.uses_generator, (np.ones(3),), "generator", zymase.UnsupportedError, "GeneratorExp"),
+    (E.uses_try, (1.0,), "try", zymase.UnsupportedError, "Try"),
+    (E.unsupported_numpy, (np.ones(4),), "fft", zymase.UnsupportedError, "fft"),
+    (E.calls_print, (1.0,), "print", zymase.UnsupportedError, "print"),
+    (E.name_changes_kind, (np.ones(2), True), "kind", zymase.ZymaseTypeError, "`y`"),
+    (E.returns_none_sometimes, (1.0,), "none", zymase.UnsupportedError, "None"),
+    (E.truth_of_array, (np.ones(2),), "truth", zymase.ZymaseTypeError, "ambiguous"),
+    (E.undefined_name, (1.0,), "undefined", zymase.UnsupportedError, "not_defined_anywhere"),
+]
+
+
+@pytest.mark.parametrize("fn,args,tag,cls,fragment", COMPILE_ERRORS,
+                         ids=[c[2] for c in COMPILE_ERRORS])
+def test_compile_errors(fn, args, tag, cls, fragment):
+    with pytest.raises(cls) as info:
+        zymase.jit(fn)(*args)
+    check(info, tag, fragment)
+
+
+RUNTIME_ERRORS = [
+    (E.shape_mismatch, (np.ones(3), np.ones(4)), "shape", ValueError, "broadcast"),
+    (E.out_of_range, (np.ones(3), 3), "index", IndexError, "index 3 is out of bounds"),
+    (E.out_of_range, (np.ones(3), -4), "index", IndexError, "index -4"),
+    (E.python_zero_division, (1.0, 0.0), "zerodiv", ZeroDivisionError, "division by zero"),
+    (E.calls_failing_helper, (np.ones(3),), "helper", IndexError, "a[10]"),
+    (E.int_float_of_nan, (float("nan"),), "nan", ValueError, "NaN"),
+    (E.assert_fails, (-1.0,), "assert", AssertionError, "x must be positive"),
+]
+
+
+@pytest.mark.parametrize("fn,args,tag,cls,fragment", RUNTIME_ERRORS,
+                         ids=[f"{c[2]}-{k}" for k, c in enumerate(RUNTIME_ERRORS)])
+def test_runtime_errors(fn, args, tag, cls, fragment):
+    f = zymase.jit(fn)
+    with pytest.raises(cls) as info:
+        f(*args)
+    assert isinstance(info.value, zymase.ZymaseError)
+    check(info, tag, fragment)
+    with pytest.raises(cls):  # the second call takes the fast path when there is one
+        f(*args)
+
+
+def test_wrong_argument_type_points_at_the_call():
+    f = zymase.jit(E.out_of_range)
+    with pytest.raises(zymase.ZymaseTypeError) as info:
+        f([1.0, 2.0], 0)  # the call
+    msg = str(info.value)
+    assert "test_errors.py:" in msg and "np.asarray" in msg and ZYMASE_DIR not in msg
+    assert "argument 0 of out_of_range()" in msg
+
+
+def test_unsupported_dtype():
+    with pytest.raises(zymase.ZymaseTypeError, match="float16"):
+        zymase.jit(E.out_of_range)(np.ones(3, np.float16), 0)
+
+
+def test_errors_are_catchable_as_builtin_exceptions():
+    with pytest.raises(IndexError):
+        zymase.jit(E.out_of_range)(np.ones(2), 5)
