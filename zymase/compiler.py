@@ -55,7 +55,7 @@ def describe_result(tpl):
     if isinstance(tpl, Scalar):
         return ("s", tpl.type, tpl.weak)
     if isinstance(tpl, Array):
-        return ("a",)
+        return ("a", tpl.type)
     if isinstance(tpl, Tup):
         return ("t", [describe_result(x) for x in tpl.items])
     if isinstance(tpl, Struct):

@@ -290,6 +290,9 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         if isinstance(op, ast.UAdd):
             return v
         if isinstance(op, ast.USub):
+            k = self.constant_of(v)
+            if k is not None and not isinstance(k, bool):
+                return Scalar(self.b.const(-k, v.type), v.weak)
             t = I64 if v.type.is_bool else v.type
             name = "arith.negf" if t.is_inexact else "arith.negi"
             return Scalar(self.b.op(name, self.b.cast(v.value, t)), v.weak)

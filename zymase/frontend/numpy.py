@@ -18,7 +18,9 @@ from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.core import Block, Region
 from ..ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from .calls import CALLS, register
-from .typing import Array, ListVal, PyObj, Scalar, SType, Tup, result_type, stype
+from .typing import (
+    Array, EmptyList, ListVal, PyObj, Scalar, SType, Tup, result_type, stype,
+)
 
 # ---------------------------------------------------------------------- loop nests
 
@@ -193,6 +195,9 @@ def assign_into(lw, view: Array, value, node):
         raise lw.err(ZymaseTypeError, f"cannot assign {lw.describe(value)} into an array", node)
     if isinstance(value, Array) and value.type.ndim > view.type.ndim:
         raise lw.err(ZymaseTypeError, "cannot assign an array of higher rank into a view", node)
+    src = value.type.dtype if isinstance(value, Array) else value.type
+    if src.is_complex and not view.type.dtype.is_complex:
+        raise lw.err(ZymaseTypeError, "cannot assign complex values into a real array", node)
     map_elements(lw, [value], lambda x: x, None, node, out=view)
 
 
@@ -522,7 +527,7 @@ def method(*names):
 
 
 def call_method(lw, obj, name, args, kwargs, node):
-    if isinstance(obj, ListVal) or (obj.__class__.__name__ == "EmptyList" and name == "append"):
+    if isinstance(obj, ListVal) or (isinstance(obj, EmptyList) and name == "append"):
         from .lists import list_method
         return list_method(lw, obj, name, args, kwargs, node)
     if isinstance(obj, Array) and name in METHODS:
@@ -576,3 +581,6 @@ def fancy_read(lw, base, items, node):
 def fancy_write(lw, base, items, value, node):
     from .numpy_extra import fancy_write as impl
     return impl(lw, base, items, value, node)
+
+
+from . import numpy_extra  # noqa: E402,F401  (registers more handlers)

@@ -177,14 +177,11 @@ def ir_types(v) -> list[Type]:
     return [x.type for x in flatten(v)]
 
 
+_PY_SCALARS = {bool: SType(I1, True), int: SType(I64, True), float: SType(F64, True),
+               complex: SType(C128, True)}
+
+
 def python_scalar_stype(x) -> SType | None:
-    """The weak type of a Python scalar constant, or None."""
-    if isinstance(x, bool):
-        return SType(I1, True)
-    if isinstance(x, int):
-        return SType(I64, True)
-    if isinstance(x, float):
-        return SType(F64, True)
-    if isinstance(x, complex):
-        return SType(C128, True)
-    return None
+    """The weak type of a Python scalar (not of NumPy scalars such as np.float64, which
+    subclass float but are strong), or None."""
+    return _PY_SCALARS.get(type(x))

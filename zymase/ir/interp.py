@@ -57,6 +57,7 @@ Handler = Callable[["Frame", Op, list], Sequence]
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 
+from . import special  # noqa: E402
 from .ops.rt import ShapeError  # noqa: E402  (one class shared with the runtime)
 
 # rt.assert kind -> the exception raised
@@ -450,7 +451,34 @@ def _matmul(frame: Frame, op: Op, args: list) -> Sequence:
     return ()
 
 
+def _special(fn):
+    def handler(frame: Frame, op: Op, args: list) -> Sequence:
+        t = op.results[0].type.np_dtype.type
+        return (t(fn(float(args[0]))),)
+    return handler
+
+
+def _tape_new(frame: Frame, op: Op, args: list) -> Sequence:
+    return ([],)
+
+
+def _tape_push(frame: Frame, op: Op, args: list) -> Sequence:
+    args[0].append(args[1])
+    return ()
+
+
+def _tape_pop(frame: Frame, op: Op, args: list) -> Sequence:
+    return (op.results[0].type.np_dtype.type(args[0].pop()),)
+
+
+def _nothing(frame: Frame, op: Op, args: list) -> Sequence:
+    return ()
+
+
 HANDLERS: dict[str, Handler] = {
+    "math.digamma": _special(special.digamma), "math.trigamma": _special(special.trigamma),
+    "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
+    "tape.reserve": _nothing, "tape.free": _nothing,
     **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
     "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
     "arith.select": _select, "arith.cast": _cast,

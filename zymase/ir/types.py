@@ -77,6 +77,22 @@ class ArrayType(Type):
         return ArrayType(self.dtype, self.ndim, layout)
 
 
+class TapeType(Type):
+    """The reverse-mode tape: a stack of 8-byte slots (see ``ops/tape.py``)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "tape"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TapeType)
+
+    def __hash__(self) -> int:
+        return hash("tape")
+
+
+TAPE = TapeType()
 F64 = ScalarType("f", 64)
 F32 = ScalarType("f", 32)
 I64 = ScalarType("i", 64)
@@ -106,6 +122,8 @@ def scalar_from_dtype(dtype) -> ScalarType | None:
 def parse_type(text: str) -> Type:
     """Parse the text form of a type (inverse of ``str``)."""
     text = text.strip()
+    if text == "tape":
+        return TAPE
     if text in SCALARS:
         return SCALARS[text]
     if text.startswith("array<") and text.endswith(">"):

@@ -80,11 +80,11 @@ def builtin_function(address: int, name: str, self_obj=None):
 class EntryPoint:
     """A compiled entry function: ``call(flat_args)`` returns the flat list of results."""
 
-    def __init__(self, compiled, symbol: str, func, errors):
+    def __init__(self, compiled, symbol: str, arg_types, result_types, errors):
         self.compiled = compiled  # keeps the machine code alive
         self.errors = errors
-        self.arg_types = list(func.arg_types)
-        self.result_types = list(func.result_types)
+        self.arg_types = list(arg_types)
+        self.result_types = list(result_types)
         argtypes = [t for a in self.arg_types for t in _c_types(a)]
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, *argtypes)
         self.cfunc = proto(compiled.address(symbol))

@@ -78,6 +78,7 @@ class FunctionEmitter:
         self.cur = "entry"
         self.ret_type = result_type(func)
         self.fm = "reassoc contract " if mod.fastmath else ""
+        self.entry_allocas: list[str] = []
 
     # ---- helpers used by the op emitters
     def fresh(self, prefix: str = "v") -> str:
@@ -126,6 +127,7 @@ class FunctionEmitter:
             self.vals[a] = f"%a{k}"
         self.start("entry")
         self.emit_block(self.func.body)
+        self.lines[1:1] = self.entry_allocas
         fail = ["fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
         head = f"define {linkage} {self.ret_type} {symbol(self.func)}({', '.join(params)}) #0 {{"
         return "\n".join([head, *self.lines, *self.cold, *fail, "}"])

@@ -342,6 +342,17 @@ def _index(em, op):
     return [j]
 
 
-from . import arrays  # noqa: E402,F401  (registers the array emitters)
+@emitter("math.digamma", "math.trigamma")
+def _special(em, op):
+    t = op.results[0].type
+    (a,) = _ops(em, op)
+    fn = op.name.split(".")[1]
+    if t.bits == 64:
+        return [em.assign(f"call double @zy.{fn}(double {a})")]
+    wide = em.assign(f"fpext float {a} to double")
+    return [em.assign(f"fptrunc double {em.assign(f'call double @zy.{fn}(double {wide})')} to float")]
+
+
+from . import arrays, tape  # noqa: E402,F401  (registers the array and tape emitters)
 
 _ = (array_struct, elem_type)

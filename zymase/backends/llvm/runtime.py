@@ -5,7 +5,8 @@ and matrix-product kernels (BLAS when NumPy's OpenBLAS is found, loops otherwise
 
 from __future__ import annotations
 
-from .types import array_struct
+from ...ir import special
+from .types import array_struct, float_literal
 
 HEADER = """
 declare ptr @malloc(i64)
@@ -260,8 +261,92 @@ done:
 """
 
 
+def _horner(prefix: str, coeffs, q: str) -> tuple[list[str], str]:
+    """LLVM lines computing sum_k coeffs[k] q^k (Horner), returning (lines, result name)."""
+    lines, acc = [], float_literal(coeffs[-1])
+    for k in range(len(coeffs) - 2, -1, -1):
+        lines.append(f"  %{prefix}m{k} = fmul double {q}, {acc}")
+        lines.append(f"  %{prefix}a{k} = fadd double %{prefix}m{k}, {float_literal(coeffs[k])}")
+        acc = f"%{prefix}a{k}"
+    return lines, acc
+
+
+def _pos_function(name: str, step_lines: list[str], tail: list[str]) -> str:
+    head = [f"define internal double @zy.{name}.pos(double %x0) #0 {{", "entry:",
+            "  br label %loop", "loop:",
+            "  %x = phi double [%x0, %entry], [%x1, %body]",
+            "  %acc = phi double [0.0, %entry], [%acc1, %body]",
+            f"  %small = fcmp olt double %x, {float_literal(special.SHIFT)}",
+            "  br i1 %small, label %body, label %series", "body:", *step_lines,
+            "  %x1 = fadd double %x, 1.0", "  br label %loop", "series:",
+            "  %inv = fdiv double 1.0, %x", "  %q = fmul double %inv, %inv"]
+    return "\n".join(head + tail + ["}"])
+
+
+def _special_ir() -> str:
+    """digamma and trigamma (see zymase/ir/special.py for the method and the coefficients)."""
+    d_lines, d_acc = _horner("d", special.DIGAMMA_SERIES, "%q")
+    digamma = _pos_function("digamma", ["  %r = fdiv double 1.0, %x",
+                                         "  %acc1 = fsub double %acc, %r"],
+                            d_lines + [f"  %ser = fmul double %q, {d_acc}",
+                                       "  %lg = call double @llvm.log.f64(double %x)",
+                                       "  %half = fmul double %inv, 0.5",
+                                       "  %r1 = fsub double %lg, %half",
+                                       "  %r2 = fsub double %r1, %ser",
+                                       "  %res = fadd double %acc, %r2", "  ret double %res"])
+    t_lines, t_acc = _horner("t", special.TRIGAMMA_SERIES, "%q")
+    trigamma = _pos_function("trigamma", ["  %sq = fmul double %x, %x",
+                                          "  %r = fdiv double 1.0, %sq",
+                                          "  %acc1 = fadd double %acc, %r"],
+                             t_lines + ["  %p3 = fmul double %q, %inv",
+                                        f"  %ser = fmul double %p3, {t_acc}",
+                                        "  %h = fmul double %q, 0.5",
+                                        "  %r1 = fadd double %inv, %h",
+                                        "  %r2 = fadd double %r1, %ser",
+                                        "  %res = fadd double %acc, %r2", "  ret double %res"])
+    return "\n".join([digamma, trigamma, REFLECT.format(name="digamma", fn="tan",
+                                                          combine=DIGAMMA_REFLECT),
+                      REFLECT.format(name="trigamma", fn="sin", combine=TRIGAMMA_REFLECT)])
+
+
+PI = float_literal(3.141592653589793)
+DIGAMMA_REFLECT = f"""  %c = fdiv double {PI}, %t
+  %res = fsub double %r, %c"""  # psi(x) = psi(1 - x) - pi / tan(pi x)
+TRIGAMMA_REFLECT = f"""  %c = fdiv double {PI}, %t
+  %c2 = fmul double %c, %c
+  %res = fsub double %c2, %r"""  # psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)
+REFLECT = """
+define internal double @zy.{name}(double %x) #0 {{
+entry:
+  %nan = fcmp uno double %x, %x
+  %le0 = fcmp ole double %x, 0.0
+  %fl = call double @llvm.floor.f64(double %x)
+  %int = fcmp oeq double %x, %fl
+  %pole = and i1 %le0, %int
+  %bad = or i1 %nan, %pole
+  br i1 %bad, label %isnan, label %ok
+isnan:
+  ret double 0x7FF8000000000000
+ok:
+  %neg = fcmp olt double %x, 0.0
+  br i1 %neg, label %reflect, label %pos
+reflect:
+  %om = fsub double 1.0, %x
+  %r = call double @zy.{name}.pos(double %om)
+  %pix = fmul double %x, """ + PI + """
+  %t = call double @llvm.{fn}.f64(double %pix)
+{combine}
+  ret double %res
+pos:
+  %p = call double @zy.{name}.pos(double %x)
+  ret double %p
+}}
+"""
+
+
 def runtime_ir() -> str:
-    parts = [HEADER]
+    from .tape import TAPE_RUNTIME
+    parts = [HEADER, _special_ir(), TAPE_RUNTIME]
     for t, n in (("i64", "i64"), ("i32", "i32")):
         parts.append(INT_TEMPLATE.format(t=t, n=n))
     for t, n, f, s in (("double", "f64", "", "f64"), ("float", "f32", "f", "f32")):

@@ -1,0 +1,207 @@
+"""Activity analysis: which values and buffers can carry a derivative.
+
+A scalar is *active* when it is **varied** (depends on an active input) and **useful** (can
+influence an active output); only float and complex values are ever active.  Arrays are tracked
+by the buffers they view (their *roots*: arguments and allocations, followed through views,
+loop-carried values, branch merges and calls): a buffer is varied when an active argument is it
+or a varied value is stored into it, and an array value is active when one of its roots is.
+Active buffers get shadows; everything else (integer index math, inactive data) is skipped by
+the transforms.  As in Enzyme, the analysis is conservative: it may call a value active that is
+not, never the reverse.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Func, Op, Value
+from ..ir.types import ArrayType, ScalarType
+from .rules import LINEAR, PARTIALS
+
+VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
+
+
+def is_float(v: Value) -> bool:
+    t = v.type
+    return isinstance(t, ScalarType) and t.kind in "fc"
+
+
+def is_float_array(v: Value) -> bool:
+    t = v.type
+    return isinstance(t, ArrayType) and t.dtype.kind in "fc"
+
+
+class Activity:
+    """Activity of every value of ``func`` given active arguments and results.
+
+    ``active_args``: indices of function arguments that are active (scalars: their value;
+    arrays: their contents).  ``active_results``: indices of results that are differentiated.
+    """
+
+    def __init__(self, func: Func, active_args, active_results):
+        self.func = func
+        self.roots: dict[Value, set] = {}
+        self.varied: set[Value] = set()
+        self.varied_roots: set = set()
+        self.useful: set[Value] = set()
+        self._find_roots()
+        for i in active_args:
+            a = func.args[i]
+            if is_float(a):
+                self.varied.add(a)
+            elif is_float_array(a):
+                self.varied_roots.add(a)
+        self._propagate_varied()
+        ret = func.body.terminator
+        for i in active_results:
+            self.useful.add(ret.operands[i])
+        self._propagate_useful()
+
+    # ------------------------------------------------------------------ queries
+    def active(self, v: Value) -> bool:
+        if is_float_array(v):
+            return bool(self.roots.get(v, set()) & self.varied_roots)
+        return is_float(v) and v in self.varied and v in self.useful
+
+    def varied_value(self, v: Value) -> bool:
+        if is_float_array(v):
+            return self.active(v)
+        return is_float(v) and v in self.varied
+
+    # ------------------------------------------------------------------ roots
+    def _find_roots(self):
+        for a in self.func.args:
+            if isinstance(a.type, ArrayType):
+                self.roots[a] = {a}
+        changed = True
+        while changed:
+            changed = False
+            for op in self.func.walk():
+                for dst, srcs in _array_flows(op):
+                    new = set().union(*(self.roots.get(s, set()) for s in srcs)) if srcs \
+                        else {dst}
+                    cur = self.roots.setdefault(dst, set())
+                    if not new <= cur:
+                        cur |= new
+                        changed = True
+
+    # ------------------------------------------------------------------ varied
+    def _propagate_varied(self):
+        changed = True
+        while changed:
+            changed = False
+            for op in self.func.walk():
+                changed |= self._varied_op(op)
+
+    def _mark_varied(self, v: Value) -> bool:
+        if is_float(v) and v not in self.varied:
+            self.varied.add(v)
+            return True
+        return False
+
+    def _varied_op(self, op: Op) -> bool:
+        name = op.name
+        changed = False
+        if name == "array.store":
+            if self.varied_value(op.operands[0]):
+                changed |= self._vary_roots(op.operands[1])
+        elif name == "array.load":
+            if self.active(op.operands[0]):
+                changed |= self._mark_varied(op.result)
+        elif name == "linalg.matmul":
+            if self.active(op.operands[0]) or self.active(op.operands[1]):
+                changed |= self._vary_roots(op.operands[2])
+        elif name == "func.call":
+            if any(self.varied_value(v) for v in op.operands):
+                for v in op.operands:
+                    if is_float_array(v):
+                        changed |= self._vary_roots(v)
+                for r in op.results:
+                    changed |= self._mark_varied(r)
+        elif name in PARTIALS or name in LINEAR:
+            if any(self.varied_value(v) for v in op.operands):
+                for r in op.results:
+                    changed |= self._mark_varied(r)
+        for dst, src in _scalar_flows(op):
+            if self.varied_value(src):
+                changed |= self._mark_varied(dst)
+        return changed
+
+    def _vary_roots(self, arr: Value) -> bool:
+        new = self.roots.get(arr, set()) - self.varied_roots
+        self.varied_roots |= new
+        return bool(new)
+
+    # ------------------------------------------------------------------ useful
+    def _propagate_useful(self):
+        changed = True
+        ops = list(self.func.walk())
+        while changed:
+            changed = False
+            for op in reversed(ops):
+                changed |= self._useful_op(op)
+
+    def _mark_useful(self, v: Value) -> bool:
+        if is_float(v) and v in self.varied and v not in self.useful:
+            self.useful.add(v)
+            return True
+        return False
+
+    def _useful_op(self, op: Op) -> bool:
+        name = op.name
+        changed = False
+        if name == "array.store":
+            if self.active(op.operands[1]):
+                changed |= self._mark_useful(op.operands[0])
+        elif name == "func.call":
+            for v in op.operands:
+                changed |= self._mark_useful(v)
+        elif name in PARTIALS or name in LINEAR:
+            if any(r in self.useful for r in op.results):
+                for v in op.operands:
+                    changed |= self._mark_useful(v)
+        for dst, src in _scalar_flows(op):
+            if dst in self.useful:
+                changed |= self._mark_useful(src)
+        return changed
+
+
+def _region_flows(op: Op):
+    """(destination, source) pairs of values that region ops pass along: inits to block
+    arguments, yields to block arguments and results."""
+    name = op.name
+    if name == "scf.for":
+        body = op.regions[0].block
+        yields = body.terminator.operands
+        for k, init in enumerate(op.operands[3:]):
+            yield body.args[k + 1], init
+            yield body.args[k + 1], yields[k]
+            yield op.results[k], yields[k]
+    elif name == "scf.if":
+        for r in op.regions:
+            for k, y in enumerate(r.block.terminator.operands):
+                yield op.results[k], y
+    elif name == "scf.while":
+        before, after = op.regions[0].block, op.regions[1].block
+        cond = before.terminator.operands[1:]
+        yields = after.terminator.operands
+        for k, init in enumerate(op.operands):
+            yield before.args[k], init
+            yield before.args[k], yields[k]
+        for k, fwd in enumerate(cond):
+            yield after.args[k], fwd
+            yield op.results[k], fwd
+
+
+def _scalar_flows(op: Op):
+    return [(d, s) for d, s in _region_flows(op) if not isinstance(d.type, ArrayType)]
+
+
+def _array_flows(op: Op):
+    """(array value, [source arrays]) for ops producing array values; [] means a new root."""
+    if op.name in ("array.alloc", "array.const"):
+        return [(op.result, [])]
+    if op.name in VIEWS:
+        return [(op.result, [op.operands[0]])]
+    if op.name == "func.call":
+        srcs = [v for v in op.operands if isinstance(v.type, ArrayType)]
+        return [(r, srcs) for r in op.results if isinstance(r.type, ArrayType)]
+    return [(d, [s]) for d, s in _region_flows(op) if isinstance(d.type, ArrayType)]

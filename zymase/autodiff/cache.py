@@ -1,0 +1,194 @@
+"""What the adjoint sweep stores and what it recomputes, and how big the tape gets.
+
+``Policy.recompute(v)`` says whether a primal value needed in the adjoint sweep, and not visible
+there, is recomputed rather than taken from the tape:
+
+* cheap pure ops (integer and float arithmetic, comparisons, casts, selects, index math, array
+  dims and views) are recomputed from their operands (which are themselves recomputed or cached);
+* a load is recomputed when nothing in the function writes the buffer it reads (alias roots as in
+  the activity analysis): the memory still holds the value;
+* transcendental functions, loop-carried values, loads from buffers that are written, and
+  results of loops and calls are cached.
+
+``reserve`` puts one ``tape.reserve`` before each loop (trip count x slots per iteration) so
+pushes inside loops never check capacity; ``scf.while`` loops reserve once per iteration.
+"""
+
+from __future__ import annotations
+
+from ..ir.builder import Builder
+from ..ir.core import PURE, Op, Value
+from ..ir.types import I64
+
+EXPENSIVE = {
+    "math.sqrt", "math.exp", "math.log", "math.log1p", "math.expm1", "math.log10", "math.log2",
+    "math.sin", "math.cos", "math.tan", "math.asin", "math.acos", "math.atan", "math.sinh",
+    "math.cosh", "math.tanh", "math.asinh", "math.acosh", "math.atanh", "math.erf", "math.erfc",
+    "math.lgamma", "math.tgamma", "math.digamma", "math.trigamma", "math.pow", "math.atan2",
+    "math.hypot", "math.fmod", "complex.abs",
+}
+ALWAYS_RECOMPUTE = {"array.index", "arith.floordivi", "arith.modi", "arith.powi"}
+
+
+class Policy:
+    """Recompute-or-cache decisions for one function (see the module docstring)."""
+
+    def __init__(self, func, act):
+        self.act = act
+        self.written = set()
+        for op in func.walk():
+            if op.name == "array.store":
+                self.written |= act.roots.get(op.operands[1], set())
+            elif op.name == "linalg.matmul":
+                self.written |= act.roots.get(op.operands[2], set())
+            elif op.name == "func.call":
+                for v in op.operands:
+                    self.written |= act.roots.get(v, set())
+
+    def read_only(self, array: Value) -> bool:
+        roots = self.act.roots.get(array)
+        return roots is not None and not (roots & self.written)
+
+    def recompute(self, v: Value) -> bool:
+        op = v.op
+        if op is None or op.regions:
+            return False
+        if op.name == "array.load":
+            return self.read_only(op.operands[0])
+        if op.name in ALWAYS_RECOMPUTE:
+            return True
+        return op.has_trait(PURE) and op.name not in EXPENSIVE
+
+
+# ---------------------------------------------------------------------- while loops
+
+
+def count_iterations(w: Op):
+    """Give forward-sweep ``scf.while`` ``w`` a carried iteration counter; returns
+    (the replacing op, its counter result).  The adjoint sweep runs the loop backwards that
+    many times."""
+    from ..ir.core import Block  # noqa: F401
+
+    before, after = w.regions[0].block, w.regions[1].block
+    b = Builder.before(w)
+    zero = b.i64(0)
+    cb = before.add_arg(I64, "trips")
+    before.terminator._add_operand(cb)
+    ca = after.add_arg(I64, "trips")
+    yld = after.terminator
+    nxt = Builder.before(yld).op("arith.addi", ca, Builder.before(yld).i64(1))
+    yld._add_operand(nxt)
+    regions = list(w.regions)
+    w.regions = []
+    new = b.create("scf.while", [*w.operands, zero], [r.type for r in w.results] + [I64],
+                   regions=regions)
+    for old, r in zip(w.results, new.results):
+        old.replace_all_uses_with(r)
+    w.erase()
+    return new, new.results[-1]
+
+
+# ---------------------------------------------------------------------- tape capacity
+
+
+def reserve(rt) -> None:
+    """Insert ``tape.reserve`` ops in the forward sweep of ``rt`` (a ReverseTransform).
+
+    An ``scf.for`` with no pushing loop nested inside reserves trip count x slots per iteration
+    before it starts (its body, the hot path, then pushes without any call).  Every other block
+    that pushes reserves its own slots right before its pushes, after anything nested in it has
+    pushed.
+    """
+    covered: set = set()
+    for op in list(rt.new.walk()):
+        if op.name != "scf.for" or _pushing_loop_inside(rt, op.regions[0].block):
+            continue
+        body = op.regions[0].block
+        per_iter = _slots(rt, body)
+        if not per_iter:
+            continue
+        b = Builder.before(op)
+        lb, ub, st = op.operands[:3]
+        b.create("tape.reserve", [rt.tape, b.op("arith.muli", _trip(b, lb, ub, st),
+                                                  b.i64(per_iter))], [])
+        covered |= _if_blocks(body)
+    for block, n in rt.pushes.items():
+        if block in covered or not n:
+            continue
+        first = next(op for op in block.ops if op.name == "tape.push")
+        b = Builder.before(first)
+        b.create("tape.reserve", [rt.tape, b.i64(n)], [])
+
+
+def _slots(rt, block) -> int:
+    """Tape slots one execution of ``block`` pushes (ifs: the larger branch)."""
+    n = rt.pushes.get(block, 0)
+    for op in block.ops:
+        if op.name == "scf.if":
+            n += max(_slots(rt, r.block) for r in op.regions)
+    return n
+
+
+def _if_blocks(block) -> set:
+    """``block`` and the branch blocks of the ifs nested in it (not inside loops)."""
+    out = {block}
+    for op in block.ops:
+        if op.name == "scf.if":
+            for r in op.regions:
+                out |= _if_blocks(r.block)
+    return out
+
+
+def _pushing_loop_inside(rt, block) -> bool:
+    for op in block.walk():
+        if op.name in ("scf.for", "scf.while"):
+            if any(rt.pushes.get(r.block) for inner in op.walk() for r in inner.regions):
+                return True
+    return False
+
+
+def _trip(b: Builder, lb, ub, step):
+    """len(range(lb, ub, step)) (step non-zero)."""
+    zero, one = b.i64(0), b.i64(1)
+    pos = b.op("arith.cmpi", step, zero, pred="gt")
+    span = b.op("arith.select", pos, b.op("arith.subi", ub, lb), b.op("arith.subi", lb, ub))
+    mag = b.op("arith.select", pos, step, b.op("arith.negi", step))
+    n = b.op("arith.floordivi", b.op("arith.addi", span, b.op("arith.subi", mag, one)), mag)
+    return b.op("arith.maxi", n, zero)
+
+
+# ---------------------------------------------------------------------- region summaries
+
+
+def relevant(op: Op, act) -> bool:
+    """Does the adjoint sweep have anything to do inside region op ``op``?"""
+    for inner in op.walk():
+        if inner is op:
+            continue
+        if any(act.active(r) for r in inner.results):
+            return True
+        if inner.name == "array.store" and act.active(inner.operands[1]):
+            return True
+        if inner.name in ("func.call", "linalg.matmul") and any(act.active(v)
+                                                                for v in inner.operands):
+            return True
+    return False
+
+
+def free_active(op: Op, act) -> list[Value]:
+    """Active scalars defined outside ``op`` and used inside it (their adjoints are threaded
+    through the reverse region), in first-use order."""
+    seen: dict[Value, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            if v in seen or isinstance(v.type, type(None)) or not act.active(v):
+                continue
+            if getattr(v.type, "ndim", None) is not None:
+                continue
+            owner = v.op if v.op is not None else v.block.parent_op
+            if owner is None or not op.is_ancestor_of(owner) or owner is op:
+                if owner is not op:
+                    seen[v] = None
+    return list(seen)

@@ -1,0 +1,330 @@
+"""Reverse mode: ``f`` -> ``f.grad``, one function running the augmented primal (forward sweep)
+and then the adjoint sweep.
+
+    f.grad(args..., [shadow of each active array argument], [seed of each active result])
+        -> (results..., [adjoint of each active scalar argument])
+
+Expects optimized IR; leaves the new function in the module (optimize it again afterwards).
+
+* **Forward sweep**: the primal, cloned, plus what the adjoint sweep will need: a zeroed shadow
+  for every active buffer made outside loops, and an iteration counter on each ``scf.while``.
+* **Adjoint sweep**: the ops in reverse.  A loop becomes a loop running backwards that carries
+  the adjoints of its carried values and of the outer values it uses; an ``scf.if`` becomes an
+  ``scf.if`` on the same condition; loads add into shadows, stores move the shadow into the
+  stored value's adjoint and zero it.  Scalar adjoints follow the rule records.
+* **Primal values in the adjoint sweep** (``Scopes.get``): values of the function's top level are
+  used as they are; cheap pure ops, loop counters and loads from buffers nothing writes are
+  recomputed; anything else is pushed on the tape at the end of its block in the forward sweep
+  and popped at the start of the matching reverse block (exact LIFO order, so ``while`` loops
+  and data-dependent trip counts need nothing special).  ``cache.py`` holds the policy and
+  reserves tape capacity before loop nests.
+"""
+
+from __future__ import annotations
+
+from ..errors import DifferentiationError
+from ..ir.builder import Builder
+from ..ir.core import Block, Func, Module, Region, Value
+from ..ir.types import TAPE, ArrayType
+from ..passes.rewrite import clone_op
+from . import cache
+from .activity import Activity, is_float, is_float_array
+from .rules import RuleBuilder
+
+VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
+
+
+def grad_function(module: Module, func: Func, active_args, active_results,
+                  registry: dict | None = None) -> Func:
+    registry = {} if registry is None else registry
+    key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results))
+    if key in registry:
+        return registry[key]
+    return ReverseTransform(module, func, active_args, active_results, registry).build()
+
+
+class Scope:
+    """A reverse region under construction, mirroring one primal block."""
+
+    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
+
+    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
+        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
+        self.env: dict[Value, Value] = {}
+        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
+        self.shadows: dict[Value, Value] = {}
+        self.ct: dict[Value, Value] = {}
+        self.head = 0  # ops at the start of rblock: pops and shadow allocations
+
+
+class ReverseTransform:
+    def __init__(self, module, func, active_args, active_results, registry):
+        self.module, self.func, self.registry = module, func, registry
+        self.active_args = sorted(active_args)
+        self.active_results = list(active_results)
+        self.act = Activity(func, self.active_args, self.active_results)
+        self.policy = cache.Policy(func, self.act)
+        self.fmap: dict[Value, Value] = {}
+        self.fblock: dict[Block, Block] = {}
+        self.fwhile: dict = {}  # primal scf.while -> (forward op, counter result)
+        self.fop: dict = {}  # primal top-level op -> its forward-sweep clone
+        self.fshadow: dict[Value, Value] = {}
+        self.scopes: list[Scope] = []
+        self.b = RuleBuilder()
+        self.pushes: dict[Block, int] = {}  # forward block -> tape slots pushed per execution
+
+    # ------------------------------------------------------------------ function
+    def build(self) -> Func:
+        f = self.func
+        arrays = [i for i in self.active_args if is_float_array(f.args[i])]
+        scalars = [i for i in self.active_args if is_float(f.args[i])]
+        arg_types = list(f.arg_types) + [f.args[i].type for i in arrays]
+        arg_types += [f.result_types[k] for k in self.active_results]
+        res_types = list(f.result_types) + [f.args[i].type for i in scalars]
+        new = Func(f"{f.sym_name}.grad", arg_types, res_types, loc=f.loc)
+        self.registry[(f.sym_name, tuple(self.active_args), tuple(self.active_results))] = new
+        self.module.add(new)
+        self.new = new
+        args = iter(new.args)
+        for a in f.args:
+            self.fmap[a] = next(args)
+            self.fmap[a].hint = a.hint
+        for i in arrays:
+            self.fshadow[f.args[i]] = next(args)
+        seeds = [next(args) for _ in self.active_results]
+        self.b.block, self.b.index, self.b.loc = new.body, None, f.loc
+        self.tape = self.b.create("tape.new", [], [TAPE]).result
+        self.forward_sweep()
+        top = Scope(f.body, new.body, Block())
+        self.scopes.append(top)
+        self.b.block, self.b.index = top.rblock, None
+        ret = f.body.terminator
+        for k, seed in zip(self.active_results, seeds):
+            self.seed(ret.operands[k], seed)
+        from .reverse_ops import reverse_block
+        reverse_block(self, f.body)
+        for op in list(top.rblock.ops):
+            op.detach()
+            new.body.append(op)
+        outs = [self.fmap[v] for v in ret.operands]
+        with self.b.at(new.body):
+            for i in scalars:
+                outs.append(top.ct.get(f.args[i]) or self.b.const(0, f.args[i].type))
+            cache.reserve(self)
+            self.b.create("tape.free", [self.tape], [])
+            self.b.create("func.return", outs, [])
+        return new
+
+    def seed(self, v: Value, seed: Value) -> None:
+        if isinstance(v.type, ArrayType):
+            if self.act.active(v):
+                from .arrays import add_into
+                add_into(self.b, self.shadow(v), seed)
+            return
+        if self.act.active(v):
+            self.accumulate(v, seed)
+
+    # ------------------------------------------------------------------ forward sweep
+    def forward_sweep(self) -> None:
+        for op in self.func.body.ops[:-1]:
+            self.b.loc = op.loc
+            new = clone_op(op, self.fmap)
+            self.b.insert(new)
+            for old_op, new_op in zip(op.walk(), new.walk()):
+                self.fop[old_op] = new_op
+            for old_op, new_op in zip(op.walk(), new.walk()):
+                for ro, rn in zip(old_op.regions, new_op.regions):
+                    self.fblock[ro.block] = rn.block
+            for old_op, new_op in zip(list(op.walk()), list(new.walk())):
+                if old_op.name == "scf.while":
+                    self.fwhile[old_op] = cache.count_iterations(new_op)
+            self.top_level_shadow(op)
+        self.fblock[self.func.body] = self.new.body
+
+    def top_level_shadow(self, op) -> None:
+        """Shadows of active buffers created at the top level (zeroed, made in the forward
+        sweep so that every reverse region can use them)."""
+        if not op.results or not is_float_array(op.results[0]) or not self.act.active(op.result):
+            return
+        if op.name == "array.alloc":
+            dims = [self.fmap[d] for d in op.operands]
+            self.fshadow[op.result] = self.b.create("array.alloc", dims, [op.result.type],
+                                                    {"init": "zero"}).result
+        elif op.name in VIEWS and op.operands[0] in self.fshadow:
+            rest = [self.fmap[v] for v in op.operands[1:]]
+            self.fshadow[op.result] = self.b.create(op.name, [self.fshadow[op.operands[0]], *rest],
+                                                    [op.result.type], dict(op.attrs)).result
+
+    # ------------------------------------------------------------------ primal values
+    def scope_of(self, block: Block) -> Scope:
+        for s in reversed(self.scopes):
+            if s.pblock is block:
+                return s
+        raise AssertionError("value used outside the block that defines it")
+
+    def get(self, v: Value) -> Value:
+        """The primal value ``v`` usable at the current point of the adjoint sweep."""
+        for s in reversed(self.scopes):
+            if v in s.env:
+                return s.env[v]
+        block = v.block
+        if block is self.func.body:
+            return self.fmap[v]
+        if self.policy.recompute(v):
+            r = self.recompute(v)
+        else:
+            r = self.pop(v, self.scope_of(block))
+        return r
+
+    def recompute(self, v: Value) -> Value:
+        op = v.op
+        operands = [self.get(x) for x in op.operands]
+        if op.name == "array.index":  # it passed its check in the forward sweep: only wrap
+            i, n = operands
+            if not op.attrs.get("wrap"):
+                r = i
+            else:
+                neg = self.b.op("arith.cmpi", i, self.b.i64(0), pred="lt")
+                r = self.b.op("arith.select", neg, self.b.op("arith.addi", i, n), i)
+        else:
+            r = self.b.create(op.name, operands, [x.type for x in op.results],
+                              dict(op.attrs)).results[v.index]
+        self.scopes[-1].env[v] = r
+        return r
+
+    def pop(self, v: Value, scope: Scope) -> Value:
+        """Push ``v`` at the end of its forward block; pop it at the start of its reverse block."""
+        fb = scope.fblock
+        term = fb.terminator
+        Builder(fb, fb.ops.index(term), v.op.loc if v.op else self.func.loc).create(
+            "tape.push", [self.tape, self.fmap[v]], [])
+        self.pushes[fb] = self.pushes.get(fb, 0) + (2 if v.type.is_complex else 1)
+        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
+                                                             [v.type]).result
+        scope.head += 1
+        scope.env[v] = popped
+        return popped
+
+    def promote(self, fwd: Value, fblock: Block) -> Value:
+        """A top-level forward value equal to ``fwd`` (defined in forward block ``fblock``)
+        whenever ``fblock`` ran: it is yielded out of each enclosing ``scf.if`` as an extra
+        result (the other branch yields a placeholder).  Values inside loops cannot be."""
+        while fblock is not self.new.body:
+            parent = fblock.parent_op
+            if parent.name != "scf.if":
+                raise DifferentiationError("an array made inside a loop is needed by the adjoint "
+                                           "sweep (not supported yet)", parent.loc)
+            fwd = self._add_if_result(parent, fwd, fblock)
+            fblock = fwd.block
+        return fwd
+
+    def _add_if_result(self, op, fwd: Value, branch: Block) -> Value:
+        for region in op.regions:
+            blk = region.block
+            term = blk.terminator
+            b = Builder.before(term)
+            if blk is branch:
+                v = fwd
+            elif isinstance(fwd.type, ArrayType):
+                zeros = [b.i64(0)] * fwd.type.ndim
+                v = b.create("array.alloc", zeros, [fwd.type.with_layout("C")],
+                             {"init": "zero"}).result
+                if fwd.type.layout != "C":
+                    v = b.op("array.relayout", v, type=fwd.type)
+            else:
+                v = b.const(0, fwd.type)
+            term._add_operand(v)
+        regions = list(op.regions)
+        op.regions = []
+        new = Builder.before(op).create("scf.if", list(op.operands),
+                                        [r.type for r in op.results] + [fwd.type], regions=regions)
+        remap = dict(zip(op.results, new.results))
+        for old, r in remap.items():
+            old.replace_all_uses_with(r)
+        for table in (self.fmap, self.fshadow, *(s.env for s in self.scopes),
+                      *(s.head_env for s in self.scopes)):
+            for k, v in list(table.items()):
+                if v in remap:
+                    table[k] = remap[v]
+        for k, v in list(self.fop.items()):
+            if v is op:
+                self.fop[k] = new
+        op.erase()
+        return new.results[-1]
+
+    def forward_value(self, fwd: Value, pblock: Block) -> Value:
+        """A value of the forward sweep (not of the primal) defined in ``pblock``'s clone."""
+        if pblock is self.func.body:
+            return fwd
+        scope = self.scope_of(pblock)
+        if fwd in scope.env:
+            return scope.env[fwd]
+        fb = scope.fblock
+        Builder(fb, fb.ops.index(fb.terminator), self.func.loc).create(
+            "tape.push", [self.tape, fwd], [])
+        self.pushes[fb] = self.pushes.get(fb, 0) + 1
+        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
+                                                             [fwd.type]).result
+        self._inserted_at_start(scope)
+        scope.env[fwd] = scope.head_env[fwd] = popped
+        return popped
+
+    # ------------------------------------------------------------------ shadows
+    def shadow(self, a: Value) -> Value:
+        """The shadow of primal array ``a`` at the current point of the adjoint sweep."""
+        for s in reversed(self.scopes):
+            if a in s.shadows:
+                return s.shadows[a]
+        if a in self.fshadow:
+            return self.fshadow[a]
+        op = a.op
+        if op is not None and op.name in VIEWS:
+            src = self.shadow(op.operands[0])
+            rest = [self.get(x) for x in op.operands[1:]]
+            r = self.b.create(op.name, [src, *rest], [a.type], dict(op.attrs)).result
+            self.scopes[-1].shadows[a] = r
+            return r
+        if op is not None and op.name == "array.alloc" and a.block is not self.func.body:
+            scope = self.scope_of(a.block)
+            r = self.at_head(scope, lambda: self.b.create(
+                "array.alloc", [self.get(d) for d in op.operands], [a.type],
+                {"init": "zero"}).result)
+            scope.shadows[a] = r
+            return r
+        what = op.name if op is not None else "a value carried by a loop or a branch"
+        raise DifferentiationError(
+            f"reverse mode cannot follow an active array that comes from `{what}` here (arrays "
+            "carried from one loop iteration to the next, or chosen by a branch, are not "
+            "supported in reverse mode yet)", op.loc if op is not None else self.func.loc)
+
+    def at_head(self, scope: Scope, emit):
+        """Run ``emit`` with the builder at the head of ``scope``'s reverse block (after its
+        pops), seeing only that scope and the ones around it."""
+        saved = (self.scopes, self.b.block, self.b.index)
+        self.scopes = self.scopes[:self.scopes.index(scope) + 1]
+        self.b.block, self.b.index = scope.rblock, scope.head
+        body_env, scope.env = scope.env, scope.head_env
+        try:
+            return emit()
+        finally:
+            scope.head = self.b.index
+            scope.env = body_env
+            scope.env.update(scope.head_env)
+            self.scopes, (self.b.block, self.b.index) = saved[0], saved[1:]
+
+    # ------------------------------------------------------------------ adjoints
+    @property
+    def ct(self) -> dict:
+        return self.scopes[-1].ct
+
+    def accumulate(self, v: Value, c: Value | None) -> None:
+        if c is None or not self.act.active(v):
+            return
+        cur = self.ct.get(v)
+        self.ct[v] = c if cur is None else self.b.op("arith.addf", cur, c)
+
+    def zero(self, t):
+        return self.b.const(0, t)
+
+
+_ = Region

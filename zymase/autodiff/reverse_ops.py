@@ -1,0 +1,300 @@
+"""The adjoint sweep, op by op (see ``reverse.py`` for the overall scheme).
+
+``reverse_block(rt, block)`` emits the adjoint of ``block``'s ops, last first, at ``rt.b``.
+"""
+
+from __future__ import annotations
+
+from ..errors import DifferentiationError
+from ..ir.core import Block, Region, Value
+from ..ir.types import I64
+from . import cache
+from .activity import is_float
+from .arrays import add_into, fill_zero, outer_add
+from .reverse import Scope
+from .rules import LINEAR, PARTIALS, ZERO
+
+NO_ADJOINT = {"array.alloc", "array.const", "array.dim", "array.stride", "array.index",
+              "array.subview", "array.broadcast", "array.transpose", "array.relayout",
+              "array.free", "rt.assert"}
+
+
+def reverse_block(rt, block: Block) -> None:
+    for op in reversed(block.ops):
+        if op.name in ("scf.yield", "scf.condition", "func.return"):
+            continue
+        rt.b.loc = op.loc
+        handler = HANDLERS.get(op.name)
+        if handler is not None:
+            handler(rt, op)
+        elif op.name in PARTIALS or op.name in LINEAR:
+            _scalar(rt, op)
+        elif op.name in ZERO or op.name in NO_ADJOINT:
+            continue
+        elif any(rt.act.active(r) for r in op.results):
+            raise DifferentiationError(f"no derivative rule for `{op.name}`", op.loc)
+
+
+# ---------------------------------------------------------------------- scalars
+
+
+def _primals(rt, op, uses: str):
+    xs = []
+    for k, v in enumerate(op.operands):
+        wanted = "x" in uses or ("c" in uses and k == 0)
+        xs.append(rt.get(v) if wanted else Value(v.type))
+    out = rt.get(op.results[0]) if "o" in uses else Value(op.results[0].type)
+    return xs, out
+
+
+def _scalar(rt, op) -> None:
+    res = op.results[0]
+    c = rt.ct.pop(res, None)
+    if c is None:
+        return
+    if op.name in PARTIALS:
+        rule = PARTIALS[op.name]
+        xs, out = _primals(rt, op, rule.uses)
+        need = [rt.act.active(v) for v in op.operands]
+        ps = rule.fn(rt.b, *xs, out=out, need=need)
+        for v, p, nd in zip(op.operands, ps, need):
+            if nd and p is not None:
+                rt.accumulate(v, rt.b.mul(c, rt.b.conj_if_complex(p)))
+        return
+    rule = LINEAR[op.name]
+    xs, out = _primals(rt, op, rule.uses)
+    for v, contribution in zip(op.operands, rule.fn[1](rt.b, op.attrs, xs, out, c)):
+        if contribution is not None and rt.act.active(v):
+            rt.accumulate(v, contribution)
+
+
+# ---------------------------------------------------------------------- memory
+
+
+def _load(rt, op) -> None:
+    v = op.result
+    if not rt.act.active(v):
+        return
+    c = rt.ct.pop(v, None)
+    if c is None:
+        return
+    sh = rt.shadow(op.operands[0])
+    idx = [rt.get(i) for i in op.operands[1:]]
+    old = rt.b.op("array.load", sh, *idx)
+    rt.b.create("array.store", [rt.b.op("arith.addf", old, c), sh, *idx], [])
+
+
+def _store(rt, op) -> None:
+    v, a = op.operands[0], op.operands[1]
+    if not rt.act.active(a):
+        return
+    sh = rt.shadow(a)
+    idx = [rt.get(i) for i in op.operands[2:]]
+    g = rt.b.op("array.load", sh, *idx)
+    rt.b.create("array.store", [rt.zero(a.type.dtype), sh, *idx], [])
+    if is_float(v) and rt.act.active(v):
+        rt.accumulate(v, rt.b.cast(g, v.type))
+
+
+def _matmul(rt, op) -> None:
+    """out = a @ b: ct_a += ct_out @ b^T, ct_b += a^T @ ct_out, then the shadow of out is
+    zeroed (the product overwrote it)."""
+    a, bm, out = op.operands
+    if not rt.act.active(out):
+        return
+    so = rt.shadow(out)
+    b = rt.b
+    ranks = (a.type.ndim, bm.type.ndim)
+    pa, pb = (_matmul_operand(rt, x, op) for x in (a, bm))
+    if rt.act.active(a):
+        sa = rt.shadow(a)
+        if ranks == (2, 2):
+            _matmul_add(rt, so, b.op("array.transpose", pb, perm=[1, 0]), sa)
+        elif ranks == (2, 1):
+            outer_add(b, sa, so, pb)
+        else:
+            _matmul_add(rt, pb, so, sa)
+    if rt.act.active(bm):
+        sb = rt.shadow(bm)
+        if ranks == (1, 2):
+            outer_add(b, sb, pa, so)
+        else:
+            _matmul_add(rt, b.op("array.transpose", pa, perm=list(range(pa.type.ndim))[::-1]),
+                        so, sb)
+    fill_zero(b, so)
+
+
+def _matmul_operand(rt, x, op):
+    """The primal operand as it was at the product: the buffer itself when nothing writes it,
+    else a snapshot taken in the forward sweep."""
+    if rt.policy.read_only(x):
+        return rt.get(x)
+    if op.parent is not rt.func.body:
+        raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
+                                   "operands that are not written afterwards", op.loc)
+    key = ("snapshot", x, op)
+    if key not in rt.fshadow:
+        from ..ir.builder import Builder
+        from .arrays import copy
+        rt.fshadow[key] = copy(Builder.before(rt.fop[op]), rt.fmap[x])
+    return rt.fshadow[key]
+
+
+def _matmul_add(rt, x, y, dst):
+    """dst += x @ y."""
+    from .arrays import dims
+    shape = dims(rt.b, dst)
+    tmp = rt.b.create("array.alloc", shape, [dst.type.with_layout("C")], {"init": "none"}).result
+    rt.b.create("linalg.matmul", [x, y, tmp], [])
+    add_into(rt.b, dst, tmp)
+
+
+# ---------------------------------------------------------------------- control flow
+
+
+def _zero_like(rt, v):
+    return rt.zero(v.type)
+
+
+def _enter(rt, pblock: Block, rblock: Block, free, free_in) -> Scope:
+    scope = Scope(pblock, rt.fblock[pblock], rblock)
+    rt.scopes.append(scope)
+    for f, c in zip(free, free_in):
+        scope.ct[f] = c
+    rt.b.block, rt.b.index = rblock, None
+    return scope
+
+
+def _leave(rt, saved) -> None:
+    rt.scopes.pop()
+    rt.b.block, rt.b.index = saved
+
+
+def _for(rt, op) -> None:
+    body = op.regions[0].block
+    carried = body.args[1:]
+    yields = body.terminator.operands
+    act_c = [k for k, c in enumerate(carried) if rt.act.active(c)]
+    if not act_c and not cache.relevant(op, rt.act):
+        return
+    free = cache.free_active(op, rt.act)
+    b = rt.b
+    lb, ub, st = (rt.get(v) for v in op.operands[:3])
+    trip = cache._trip(b, lb, ub, st)
+    init = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_c]
+    init += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    blk = Block([I64] + [v.type for v in init])
+    saved = (b.block, b.index)
+    scope = _enter(rt, body, blk, free, blk.args[1 + len(act_c):])
+    kk = blk.args[0]
+    scope.env[body.args[0]] = b.op("arith.addi", lb, b.op("arith.muli", kk, st))
+    for j, k in enumerate(act_c):
+        rt.accumulate(yields[k], blk.args[1 + j])
+    reverse_block(rt, body)
+    outs = [rt.ct.get(carried[k]) or _zero_like(rt, carried[k]) for k in act_c]
+    outs += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    b.yield_(*outs)
+    _leave(rt, saved)
+    start = b.op("arith.subi", trip, b.i64(1))
+    loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
+                    regions=[Region([blk])])
+    res = loop.results
+    for j, k in enumerate(act_c):
+        rt.accumulate(op.operands[3 + k], res[j])
+    for i, f in enumerate(free):
+        rt.ct[f] = res[len(act_c) + i]
+
+
+def _if(rt, op) -> None:
+    act_r = [k for k, r in enumerate(op.results) if rt.act.active(r)]
+    if not act_r and not cache.relevant(op, rt.act):
+        return
+    free = cache.free_active(op, rt.act)
+    b = rt.b
+    cond = rt.get(op.operands[0])
+    cts = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_r]
+    cur = [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    blocks = []
+    for region in op.regions:
+        blk = Block()
+        saved = (b.block, b.index)
+        _enter(rt, region.block, blk, free, cur)
+        yields = region.block.terminator.operands
+        for j, k in enumerate(act_r):
+            rt.accumulate(yields[k], cts[j])
+        reverse_block(rt, region.block)
+        b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
+        _leave(rt, saved)
+        blocks.append(blk)
+    new = b.create("scf.if", [cond], [f.type for f in free],
+                   regions=[Region([blk]) for blk in blocks])
+    for f, r in zip(free, new.results):
+        rt.ct[f] = r
+
+
+def _region(rt, pblock: Block, seeds, free, free_in, outs):
+    """Reverse one execution of ``pblock`` in a region of its own (``scf.if true``), seeding
+    the adjoints of ``seeds`` (value, adjoint) pairs; returns (adjoints of ``outs``, free)."""
+    b = rt.b
+    blk, other = Block(), Block()
+    saved = (b.block, b.index)
+    _enter(rt, pblock, blk, free, free_in)
+    for v, c in seeds:
+        rt.accumulate(v, c)
+    reverse_block(rt, pblock)
+    results = [rt.ct.get(o) or _zero_like(rt, o) for o in outs]
+    results += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    b.yield_(*results)
+    _leave(rt, saved)
+    with b.at(other):
+        b.yield_(*[_zero_like(rt, o) for o in outs], *free_in)
+    new = b.create("scf.if", [b.i1(True)], [v.type for v in results],
+                   regions=[Region([blk]), Region([other])])
+    r = list(new.results)
+    return r[:len(outs)], r[len(outs):]
+
+
+def _while(rt, op) -> None:
+    before, after = op.regions[0].block, op.regions[1].block
+    act_b = [k for k, a in enumerate(before.args) if rt.act.active(a)]
+    act_a = [k for k, a in enumerate(after.args) if rt.act.active(a)]
+    if not act_a and not act_b and not cache.relevant(op, rt.act):
+        return
+    b = rt.b
+    free = cache.free_active(op, rt.act)
+    fwd, counter = rt.fwhile[op]
+    count = rt.forward_value(counter, op.parent)
+    cond_vals = before.terminator.operands[1:]
+    after_yields = after.terminator.operands
+    ct_res = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_a]
+    cur = [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    ct_b, cur = _region(rt, before, [(cond_vals[k], ct_res[j]) for j, k in enumerate(act_a)],
+                        free, cur, [before.args[k] for k in act_b])
+    init = ct_b + cur
+    blk = Block([I64] + [v.type for v in init])
+    saved = (b.block, b.index)
+    b.block, b.index = blk, None
+    carried_b, carried_f = list(blk.args[1:1 + len(act_b)]), list(blk.args[1 + len(act_b):])
+    ct_a, fr = _region(rt, after, [(after_yields[k], carried_b[j]) for j, k in enumerate(act_b)],
+                       free, carried_f, [after.args[k] for k in act_a])
+    ct_b2, fr2 = _region(rt, before, [(cond_vals[k], ct_a[j]) for j, k in enumerate(act_a)],
+                         free, fr, [before.args[k] for k in act_b])
+    b.yield_(*ct_b2, *fr2)
+    b.block, b.index = saved
+    start = b.op("arith.subi", count, b.i64(1))
+    loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
+                    regions=[Region([blk])])
+    res = loop.results
+    for j, k in enumerate(act_b):
+        rt.accumulate(op.operands[k], res[j])
+    for i, f in enumerate(free):
+        rt.ct[f] = res[len(act_b) + i]
+
+
+def _call(rt, op) -> None:
+    from .calls import reverse_call
+    reverse_call(rt, op)
+
+
+HANDLERS = {"array.load": _load, "array.store": _store, "linalg.matmul": _matmul,
+            "scf.for": _for, "scf.if": _if, "scf.while": _while, "func.call": _call}

@@ -1,0 +1,82 @@
+"""Records for ``arith`` ops."""
+
+from __future__ import annotations
+
+from . import linear, partials, zero
+
+
+@partials("arith.addf", uses="")
+def _add(b, x, y, *, out, need):  # d(x+y) = dx + dy
+    return b.c(1.0, x), b.c(1.0, y)
+
+
+@partials("arith.subf", uses="")
+def _sub(b, x, y, *, out, need):  # d(x-y) = dx - dy
+    return b.c(1.0, x), b.c(-1.0, y)
+
+
+@partials("arith.mulf")
+def _mul(b, x, y, *, out, need):  # d(xy) = y dx + x dy
+    return y, x
+
+
+@partials("arith.divf", uses="xo")
+def _div(b, x, y, *, out, need):  # d(x/y) = dx/y - (x/y) dy/y
+    inv = b.recip(y)
+    return inv, (b.neg(b.mul(out, inv)) if need[1] else None)
+
+
+@partials("arith.negf", uses="")
+def _neg(b, x, *, out, need):
+    return (b.c(-1.0, x),)
+
+
+@partials("arith.modf")
+def _mod(b, x, y, *, out, need):  # x % y = x - floor(x/y) y
+    return b.c(1.0, x), (b.neg(b.op("arith.floordivf", x, y)) if need[1] else None)
+
+
+def _chosen(pred):
+    def rule(b, x, y, *, out, need):  # the chosen operand gets the derivative (x on ties)
+        first = b.cmp(pred, x, y)
+        one, zero_ = b.c(1.0, x), b.c(0.0, x)
+        return b.select(first, one, zero_), b.select(first, zero_, one)
+    return rule
+
+
+partials("arith.maximumf")(_chosen("ge"))
+partials("arith.minimumf")(_chosen("le"))
+
+
+@linear("arith.select", uses="c")
+class Select:
+    @staticmethod
+    def jvp(b, attrs, x, out, t):  # t_out = c ? t_a : t_b
+        z = b.c(0.0, out)
+        return b.select(x[0], t[1] or z, t[2] or z)
+
+    @staticmethod
+    def vjp(b, attrs, x, out, ct):
+        z = b.c(0.0, ct)
+        return [None, b.select(x[0], ct, z), b.select(x[0], z, ct)]
+
+
+@linear("arith.cast")
+class Cast:
+    """Float/complex conversions are linear; from ints nothing flows."""
+
+    @staticmethod
+    def jvp(b, attrs, x, out, t):
+        return b.cast(t[0], out.type)
+
+    @staticmethod
+    def vjp(b, attrs, x, out, ct):
+        src = x[0].type
+        if src.is_complex or not ct.type.is_complex:
+            return [b.cast(ct, src)]
+        return [b.cast(b.op("complex.re", ct), src)]  # real -> complex: only the real part
+
+
+zero("arith.floordivf", "arith.cmpf", "arith.cmpi", "arith.addi", "arith.subi", "arith.muli",
+     "arith.negi", "arith.absi", "arith.maxi", "arith.mini", "arith.floordivi", "arith.modi",
+     "arith.powi", "arith.andi", "arith.ori", "arith.xori", "arith.not", "arith.constant")

@@ -1,0 +1,134 @@
+"""Emitters for ``tape.*`` ops.  A tape is ``{ptr buf, i64 pos, i64 cap}`` on the stack of the
+function that made it (so recursion gets one per call); slots are 8 bytes.  Pushes do not check
+capacity: reverse mode reserves enough before each loop nest, which lets LLVM keep ``pos`` in a
+register (the grow call takes the tape ``nocapture``).  With ``ZYMASE_VERIFY=1`` every push
+checks, so a reservation that is too small is an error in tests, never a heap overflow."""
+
+from __future__ import annotations
+
+import os
+
+from .ops import emitter
+from .types import SCALAR, literal
+
+TAPE_RUNTIME = """
+define internal void @zy.tape_reserve(ptr nocapture %t, i64 %n) #0 {
+  %posp = getelementptr i8, ptr %t, i64 8
+  %capp = getelementptr i8, ptr %t, i64 16
+  %pos = load i64, ptr %posp
+  %cap = load i64, ptr %capp
+  %need = add i64 %pos, %n
+  %ok = icmp sle i64 %need, %cap
+  br i1 %ok, label %done, label %grow
+grow:
+  %twice = mul i64 %cap, 2
+  %a = call i64 @llvm.smax.i64(i64 %twice, i64 %need)
+  %nc = call i64 @llvm.smax.i64(i64 %a, i64 64)
+  %buf = load ptr, ptr %t
+  %bytes = mul i64 %nc, 8
+  %nb = call ptr @realloc(ptr %buf, i64 %bytes)
+  store ptr %nb, ptr %t
+  store i64 %nc, ptr %capp
+  br label %done
+done:
+  ret void
+}
+"""
+
+
+def checking() -> bool:
+    return os.environ.get("ZYMASE_VERIFY") == "1"
+
+
+@emitter("tape.new")
+def _new(em, op):
+    t = em.fresh("tape")
+    em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
+    em.emit(f"store {{ptr, i64, i64}} zeroinitializer, ptr {t}")
+    return [t]
+
+
+@emitter("tape.free")
+def _free(em, op):
+    t = em.val(op.operands[0])
+    em.emit(f"call void @free(ptr {em.assign(f'load ptr, ptr {t}')})")
+    return []
+
+
+@emitter("tape.reserve")
+def _reserve(em, op):
+    t, n = (em.val(v) for v in op.operands)
+    em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {n})")
+    return []
+
+
+def _slot_values(em, v: str, t) -> list[str]:
+    """The i64 slot contents of a scalar."""
+    if t.is_complex:
+        parts = [em.assign(f"extractvalue {SCALAR[str(t)]} {v}, {k}") for k in (0, 1)]
+        return [_to_slot(em, p, t.real_type) for p in parts]
+    return [_to_slot(em, v, t)]
+
+
+def _to_slot(em, v, t):
+    if t.is_float:
+        if t.bits == 32:
+            v = em.assign(f"fpext float {v} to double")
+        return em.assign(f"bitcast double {v} to i64")
+    if t.is_bool:
+        return em.assign(f"zext i1 {v} to i64")
+    return v if t.bits == 64 else em.assign(f"sext i32 {v} to i64")
+
+
+def _from_slot(em, s, t):
+    if t.is_float:
+        d = em.assign(f"bitcast i64 {s} to double")
+        return d if t.bits == 64 else em.assign(f"fptrunc double {d} to float")
+    if t.is_bool:
+        return em.assign(f"trunc i64 {s} to i1")
+    return s if t.bits == 64 else em.assign(f"trunc i64 {s} to i32")
+
+
+@emitter("tape.push")
+def _push(em, op):
+    t = em.val(op.operands[0])
+    v, ty = em.val(op.operands[1]), op.operands[1].type
+    slots = _slot_values(em, v, ty)
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    pos = em.assign(f"load i64, ptr {posp}")
+    if checking():
+        cap = em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 16')}")
+        end = em.assign(f"add i64 {pos}, {len(slots)}")
+        ok = em.assign(f"icmp sle i64 {end}, {cap}")
+        em.raise_if_not(ok, "InternalError", "reverse-mode tape reservation too small "
+                        "(a zymase bug: please report it)", op.loc)
+    buf = em.assign(f"load ptr, ptr {t}")
+    for k, s in enumerate(slots):
+        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
+        em.emit(f"store i64 {s}, ptr {p}")
+    em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
+    return []
+
+
+@emitter("tape.pop")
+def _pop(em, op):
+    t = em.val(op.operands[0])
+    ty = op.results[0].type
+    n = 2 if ty.is_complex else 1
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    pos = em.assign(f"sub i64 {em.assign(f'load i64, ptr {posp}')}, {n}")
+    em.emit(f"store i64 {pos}, ptr {posp}")
+    buf = em.assign(f"load ptr, ptr {t}")
+    vals = []
+    for k in range(n):
+        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
+        vals.append(em.assign(f"load i64, ptr {p}"))
+    if not ty.is_complex:
+        return [_from_slot(em, vals[0], ty)]
+    parts = [_from_slot(em, s, ty.real_type) for s in vals]
+    lt, ft = SCALAR[str(ty)], SCALAR[str(ty.real_type)]
+    x = em.assign(f"insertvalue {lt} poison, {ft} {parts[0]}, 0")
+    return [em.assign(f"insertvalue {lt} {x}, {ft} {parts[1]}, 1")]
+
+
+_ = literal

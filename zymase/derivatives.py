@@ -1,0 +1,116 @@
+"""Compiling derivative functions: the pipeline of ``jit`` with a transform in the middle.
+
+    Python function + argument types + which arguments are active
+      -> frontend -> optimize ("optimize before AD"; skipped with optimize_before_ad=False)
+      -> forward (jvp) or reverse (grad) transform on the optimized IR
+      -> optimize again -> lifetime -> LLVM -> machine code
+
+A ``Derivative`` is one compiled specialization; it is called with flat argument lists and
+returns flat result lists (``ad.py`` and ``enzyme.py`` build those from user values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .backends.llvm.codegen import generate
+from .backends.llvm.engine import compile_ir
+from .compiler import describe_result, env_dump, optimize
+from .errors import DifferentiationError
+from .frontend.args import param_template
+from .frontend.module import ModuleLowerer
+from .frontend.typing import flatten, ir_types
+from .ir.types import ArrayType
+from .options import Options
+from .passes.lifetime import lifetime
+from .runtime.abi import EntryPoint
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to differentiate: ``mode`` "fwd" or "rev", the user's active argument positions,
+    the vector width (forward), and the differentiated result positions (reverse)."""
+
+    mode: str
+    active: tuple
+    width: int = 1
+    results: tuple = (0,)
+    optimize_before_ad: bool = True
+
+
+@dataclass
+class Derivative:
+    entry: EntryPoint
+    templates: list  # FVal templates of the user's arguments
+    result: Any  # describe_result of the primal's return value
+    flat_active: list  # flat IR argument indices that are active
+    leaf_of: dict  # flat index -> (user argument position, leaf path)
+    module: Any
+    func_name: str
+    n_flat_args: int
+    n_flat_results: int
+
+    def call(self, flat: list) -> list:
+        return self.entry.call(flat)
+
+
+def flat_leaves(tpl, prefix=()):
+    """(path, leaf FVal) pairs of a template, in the order of its IR values."""
+    from .frontend.typing import Array, Scalar, Struct, Tup
+    if isinstance(tpl, (Scalar, Array)):
+        return [(prefix, tpl)]
+    if isinstance(tpl, Tup):
+        return [x for k, item in enumerate(tpl.items) for x in flat_leaves(item, prefix + (k,))]
+    if isinstance(tpl, Struct):
+        return [x for k, item in tpl.fields.items() for x in flat_leaves(item, prefix + (k,))]
+    return []
+
+
+def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
+    name = getattr(fn, "__name__", "function")
+    templates = [param_template(a, f"argument {k} of {name}()") for k, a in enumerate(args)]
+    ml = ModuleLowerer(options)
+    func = ml.lower_entry(fn, templates)
+    result = ml.specs[next(k for k in ml.specs if ml.specs[k][0] == func.sym_name)][1]
+    dump = env_dump()
+    if dump:
+        dump("frontend", ml.module)
+    if req.optimize_before_ad:
+        optimize(ml.module, options, dump)
+    flat_active, leaf_of, pos = [], {}, 0
+    for k, tpl in enumerate(templates):
+        for path, leaf in flat_leaves(tpl):
+            leaf_of[pos] = (k, path)
+            if k in req.active and _inexact(leaf):
+                flat_active.append(pos)
+            pos += 1
+    func = ml.module[func.sym_name]
+    func.attrs.pop("entry", None)
+    if req.mode == "fwd":
+        from .autodiff.forward import jvp_function
+        dfunc = jvp_function(ml.module, func, flat_active, req.width)
+    else:
+        from .autodiff.reverse import grad_function
+        dfunc = grad_function(ml.module, func, flat_active, list(req.results))
+    dfunc.attrs["entry"] = True
+    if dump:
+        dump(req.mode == "fwd" and "forward" or "reverse", ml.module)
+    optimize(ml.module, options, dump)
+    lifetime(ml.module)
+    text, errors, symbol, _ = generate(ml.module, dfunc.sym_name, options.fastmath)
+    compiled = compile_ir(text)
+    d = ml.module[dfunc.sym_name]
+    entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)
+    n_res = len(flatten(result)) if result is not None else 0
+    return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
+                      ml.module, d.sym_name, pos, n_res)
+
+
+def _inexact(leaf) -> bool:
+    t = leaf.value.type
+    t = t.dtype if isinstance(t, ArrayType) else t
+    return t.is_inexact
+
+
+_ = (DifferentiationError, ir_types)

@@ -1,0 +1,206 @@
+"""Indexing with one array: ``x[mask]`` and ``x[idx]`` (reads copy; writes go into ``x``).
+
+* A boolean mask selects, in C order, the positions where it is true: ``x[mask]`` counts them,
+  allocates, then fills; the mask's shape must match the axes it indexes (IndexError).
+* An integer array gathers along one axis: ``x[idx]`` has shape ``idx.shape + x.shape[1:]``;
+  negative indices wrap, out-of-range ones raise IndexError under ``boundscheck``.
+* Other items may stand beside the array as in NumPy (``x[:, idx]``, ``x[mask, 1:]``,
+  ``x[0, idx]``); integers must be adjacent to the array (no slice between them).
+* ``x[idx] = v`` writes in index order, so a repeated index keeps the last value, and
+  ``x[idx] += v`` means ``x[idx] = x[idx] + v`` (not ``np.add.at``), as in NumPy.
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError, ZymaseIndexError, ZymaseTypeError
+from ..ir.core import Block, Region
+from ..ir.types import I64
+from .numpy import alloc, broadcast_to, copy_array, load, may_overlap, nest, store
+from .numpy_extra import check, operand, sdtype
+from .typing import Array, Scalar
+
+FULL = ("slice", None, None, None)
+
+
+def _plan(lw, base: Array, items, node):
+    """(view, position p of the indexed axes in the view, index array, is_mask)."""
+    pos = [k for k, it in enumerate(items) if it[0] == "array"]
+    if len(pos) != 1:
+        raise lw.err(
+            UnsupportedError, "indexing with more than one index array is not supported", node
+        )
+    k = pos[0]
+    idx = items[k][1]
+    dt = idx.type.dtype
+    if not (dt.is_bool or dt.is_int):
+        raise lw.err(
+            ZymaseIndexError, "arrays used as indices must be of integer (or boolean) type", node
+        )
+    advanced = [j for j, it in enumerate(items) if it[0] != "slice"]
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):
+        raise lw.err(
+            UnsupportedError,
+            "an index array with integer indices separated from it by a slice is not supported",
+            node,
+        )
+    m = idx.type.ndim if dt.is_bool else 1
+    rest = items[:k] + [FULL] * m + items[k + 1 :]
+    if len(rest) > base.type.ndim:
+        raise lw.err(
+            ZymaseIndexError, f"too many indices for an array with ndim={base.type.ndim}", node
+        )
+    view = base if all(it == FULL for it in rest) else Array(lw.subview(base, rest, node))
+    p = sum(1 for it in items[:k] if it[0] == "slice")
+    return view, p, idx, dt.is_bool
+
+
+def _if(lw, cond, then_fn, else_fn, types):
+    """``scf.if`` whose branches yield the Values ``then_fn()`` / ``else_fn()`` return."""
+    blocks = []
+    for fn in (then_fn, else_fn):
+        blk = Block()
+        with lw.b.at(blk):
+            lw.b.yield_(*fn())
+        blocks.append(blk)
+    op = lw.b.create("scf.if", [cond], types, regions=[Region([x]) for x in blocks])
+    return list(op.results)
+
+
+def _check_mask(lw, view, p, mask):
+    vd = lw.dims(view)
+    for j, d in enumerate(lw.dims(mask)):
+        check(
+            lw,
+            lw.b.op("arith.cmpi", d, vd[p + j], pred="eq"),
+            "IndexError",
+            "boolean index did not match the indexed array",
+        )
+
+
+def _count(lw, mask):
+    def body(idx, acc):
+        return [lw.b.op("arith.addi", acc[0], lw.b.cast(load(lw, mask, idx), I64))]
+
+    return nest(lw, lw.dims(mask), body, [lw.b.i64(0)])[0]
+
+
+def _each_selected(lw, view, p, mask, visit):
+    """``visit(outer, mask_idx, k)`` for every true position of ``mask`` (``k`` counts them from 0
+    within each ``outer`` index of the axes before ``p``)."""
+    vd = lw.dims(view)
+    one = lw.b.i64(1)
+
+    def outer(o, acc):
+        def inner(mi, acc):
+            k = acc[0]
+
+            def then():
+                visit(o, mi, k)
+                return [lw.b.op("arith.addi", k, one)]
+
+            return _if(lw, load(lw, mask, mi), then, lambda: [k], [I64])
+
+        nest(lw, lw.dims(mask), inner, [lw.b.i64(0)])
+
+    nest(lw, vd[:p], outer)
+
+
+def _gather_index(lw, view, p, idx, oidx, nq):
+    """The view index of output index ``oidx`` (whose ``nq`` dims at ``p`` index ``idx``)."""
+    n = lw.dim(view, p)
+    j = Scalar(lw.b.cast(load(lw, idx, oidx[p : p + nq]), I64), False)
+    return oidx[:p] + [lw.norm_index(j, n, None)] + oidx[p + nq :]
+
+
+def fancy_read(lw, base: Array, items, node) -> Array:
+    view, p, idx, is_mask = _plan(lw, base, items, node)
+    vd = lw.dims(view)
+    dt = view.type.dtype
+    if not is_mask:
+        nq = idx.type.ndim
+        out_dims = vd[:p] + lw.dims(idx) + vd[p + 1 :]
+        out = alloc(lw, dt, out_dims)
+        nest(
+            lw,
+            out_dims,
+            lambda oi, acc: store(
+                lw, load(lw, view, _gather_index(lw, view, p, idx, oi, nq)), out, oi
+            ),
+        )
+        return out
+    m = idx.type.ndim
+    _check_mask(lw, view, p, idx)
+    rest = vd[p + m :]
+    out = alloc(lw, dt, vd[:p] + [_count(lw, idx)] + rest)
+
+    def visit(o, mi, k):
+        nest(lw, rest, lambda r, acc: store(lw, load(lw, view, o + mi + r), out, o + [k] + r))
+
+    _each_selected(lw, view, p, idx, visit)
+    return out
+
+
+def _value(lw, value, base: Array, node):
+    v = operand(lw, value, node)
+    if sdtype(v).type.is_complex and not base.type.dtype.is_complex:
+        raise lw.err(ZymaseTypeError, "cannot assign complex values into a real array", node)
+    if isinstance(v, Array) and may_overlap(v, base):
+        v = copy_array(lw, v)
+    return v
+
+
+def _target(lw, v, dims, node):
+    """``v`` broadcast to the indexing result's shape ``dims`` (ShapeError when it cannot be)."""
+    if isinstance(v, Scalar):
+        return v
+    if v.type.ndim > len(dims):
+        raise lw.err(
+            ZymaseTypeError, "the value has more dimensions than the indexing result", node
+        )
+    for d, t in zip(lw.dims(v)[::-1], dims[::-1]):
+        ok = lw.b.op(
+            "arith.ori",
+            lw.b.op("arith.cmpi", d, t, pred="eq"),
+            lw.b.op("arith.cmpi", d, lw.b.i64(1), pred="eq"),
+        )
+        check(
+            lw,
+            ok,
+            "ShapeError",
+            "shape mismatch: the value array could not be broadcast to the indexing result",
+        )
+    return broadcast_to(lw, v, dims)
+
+
+def _element(lw, v, idx, t):
+    x = v.value if isinstance(v, Scalar) else load(lw, v, idx)
+    return lw.b.cast(x, t)
+
+
+def fancy_write(lw, base: Array, items, value, node):
+    view, p, idx, is_mask = _plan(lw, base, items, node)
+    v = _value(lw, value, base, node)
+    vd = lw.dims(view)
+    t = view.type.dtype
+    if not is_mask:
+        nq = idx.type.ndim
+        dims = vd[:p] + lw.dims(idx) + vd[p + 1 :]
+        v = _target(lw, v, dims, node)
+        nest(
+            lw,
+            dims,
+            lambda oi, acc: store(
+                lw, _element(lw, v, oi, t), view, _gather_index(lw, view, p, idx, oi, nq)
+            ),
+        )
+        return
+    m = idx.type.ndim
+    _check_mask(lw, view, p, idx)
+    rest = vd[p + m :]
+    if isinstance(v, Array):
+        v = _target(lw, v, vd[:p] + [_count(lw, idx)] + rest, node)
+
+    def visit(o, mi, k):
+        nest(lw, rest, lambda r, acc: store(lw, _element(lw, v, o + [k] + r, t), view, o + mi + r))
+
+    _each_selected(lw, view, p, idx, visit)

@@ -1,0 +1,402 @@
+"""Matrix products and small linear algebra: ``a @ b``, ``np.dot``/``matmul``/``inner``/``outer``/
+``vdot``, ``np.linalg.norm`` (2-norm / Frobenius), ``np.trace``, ``np.diag``, ``np.eye``.
+
+Float matrix products (2-D @ 2-D, 2-D @ 1-D, 1-D @ 2-D) allocate the result and emit
+``linalg.matmul`` (BLAS in the backend); integer, boolean and complex ones are loop nests.  A
+vector dot product is a reduction loop.  Inner dimensions are checked at run time (ShapeError).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.types import F64, I64
+from .numpy import alloc, array_binop, array_from_sequence, load, map_elements, nest, store
+from .numpy_extra import (
+    METHODS,
+    REQUIRED,
+    arith,
+    as_array,
+    bind,
+    check,
+    is_none,
+    operand,
+    register_all,
+    sdtype,
+    static,
+)
+from .numpy_shape import ravel
+from .reductions import result_dtype
+from .typing import Array, Scalar, Tup, result_type
+
+INNER_MISMATCH = "matmul: inner dimensions of the operands do not match"
+
+
+def _operands(lw, a, b, fname, node):
+    a, b = operand(lw, a, node), operand(lw, b, node)
+    if not (isinstance(a, Array) and isinstance(b, Array)):
+        raise lw.err(
+            ZymaseTypeError, f"{fname}: an operand is a scalar, not an array (use * to scale)", node
+        )
+    if a.type.ndim > 2 or b.type.ndim > 2:
+        raise lw.err(UnsupportedError, f"{fname} of arrays with ndim > 2 is not supported", node)
+    return a, b
+
+
+def matmul(lw, a, b, node):
+    """``a @ b`` for 1-D and 2-D operands with NumPy's result types."""
+    a, b = _operands(lw, a, b, "matmul", node)
+    t = result_type(sdtype(a), sdtype(b)).type
+    k = lw.dim(a, a.type.ndim - 1)
+    check(lw, lw.b.op("arith.cmpi", k, lw.dim(b, 0), pred="eq"), "ShapeError", INNER_MISMATCH)
+    if a.type.ndim == b.type.ndim == 1:
+        return Scalar(_dot_loop(lw, a, b, t, conj=False), False)
+    out_dims = lw.dims(a)[:-1] + lw.dims(b)[1:]
+    if t.is_float:
+        out = alloc(lw, t, out_dims)
+        lw.b.create(
+            "linalg.matmul",
+            [_as_type(lw, a, t, node).value, _as_type(lw, b, t, node).value, out.value],
+        )
+        return out
+    return _matmul_loops(lw, a, b, t, out_dims, k)
+
+
+def _as_type(lw, a: Array, t, node) -> Array:
+    return a if a.type.dtype == t else map_elements(lw, [a], lambda x: x, t, node)
+
+
+def _dot_loop(lw, a, b, t, conj):
+    """sum(a[i] * b[i]) of two 1-D arrays of equal length, in type ``t``."""
+
+    def body(idx, acc):
+        x, y = (lw.b.cast(load(lw, v, idx), t) for v in (a, b))
+        if conj and t.is_complex:
+            x = lw.b.op("complex.conj", x)
+        return [arith(lw, "add", acc[0], arith(lw, "mul", x, y))]
+
+    return nest(lw, [lw.dim(a, 0)], body, [lw.b.const(0, t)])[0]
+
+
+def _matmul_loops(lw, a, b, t, out_dims, k):
+    out = alloc(lw, t, out_dims)
+
+    def body(oidx, acc):
+        i = oidx[:1] if a.type.ndim == 2 else []
+        j = oidx[len(i) :]
+
+        def inner(kk, s):
+            x = lw.b.cast(load(lw, a, i + kk), t)
+            y = lw.b.cast(load(lw, b, kk + j), t)
+            return [arith(lw, "add", s[0], arith(lw, "mul", x, y))]
+
+        store(lw, nest(lw, [k], inner, [lw.b.const(0, t)])[0], out, oidx)
+
+    nest(lw, out_dims, body)
+    return out
+
+
+def dot(lw, a, b, node):
+    """``np.dot``: a product with a scalar multiplies; 1-D/2-D operands as ``matmul``."""
+    a, b = (_strong(operand(lw, v, node)) for v in (a, b))
+    if isinstance(a, Scalar) or isinstance(b, Scalar):
+        return (
+            array_binop(lw, ast.Mult(), a, b, node)
+            if (isinstance(a, Array) or isinstance(b, Array))
+            else lw.binop(ast.Mult(), a, b, node)
+        )
+    return matmul(lw, a, b, node)
+
+
+def _strong(v):
+    """np.dot and friends convert Python scalars to arrays: they promote like float64/int64."""
+    return Scalar(v.value, False) if isinstance(v, Scalar) else v
+
+
+def _dot(lw, args, kwargs, node):
+    p = bind(lw, "np.dot", args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED)], {"out": None})
+    return dot(lw, p["a"], p["b"], node)
+
+
+def _matmul(lw, args, kwargs, node):
+    p = bind(
+        lw, "np.matmul", args, kwargs, node, [("x1", REQUIRED), ("x2", REQUIRED)], {"out": None}
+    )
+    return matmul(lw, p["x1"], p["x2"], node)
+
+
+def _inner(lw, args, kwargs, node):
+    """``np.inner(a, b)`` = ``a @ b.T`` for 1-D and 2-D operands."""
+    p = bind(lw, "np.inner", args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED)])
+    a, b = operand(lw, p["a"], node), operand(lw, p["b"], node)
+    if isinstance(a, Array) and isinstance(b, Array) and b.type.ndim == 2:
+        b = Array(lw.b.op("array.transpose", b.value, perm=[1, 0]))
+    return dot(lw, a, b, node)
+
+
+def _outer(lw, args, kwargs, node):
+    p = bind(lw, "np.outer", args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED)], {"out": None})
+    a, b = (_flat(lw, p[k], "np.outer", node) for k in ("a", "b"))
+    t = result_type(sdtype(a), sdtype(b)).type
+    out = alloc(lw, t, [lw.dim(a, 0), lw.dim(b, 0)])
+
+    def body(idx, acc):
+        x = lw.b.cast(load(lw, a, idx[:1]), t)
+        y = lw.b.cast(load(lw, b, idx[1:]), t)
+        store(lw, arith(lw, "mul", x, y), out, idx)
+
+    nest(lw, lw.dims(out), body)
+    return out
+
+
+def _flat(lw, v, fname, node) -> Array:
+    v = operand(lw, v, node)
+    a = array_from_sequence(lw, Tup((v,)), node) if isinstance(v, Scalar) else v
+    return a if a.type.ndim == 1 else ravel(lw, a)
+
+
+def _vdot(lw, args, kwargs, node):
+    """``np.vdot``: the dot product of the flattened operands, the first one conjugated."""
+    p = bind(lw, "np.vdot", args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED)])
+    a, b = (_flat(lw, p[k], "np.vdot", node) for k in ("a", "b"))
+    t = result_type(sdtype(a), sdtype(b)).type
+    check(
+        lw,
+        lw.b.op("arith.cmpi", lw.dim(a, 0), lw.dim(b, 0), pred="eq"),
+        "ShapeError",
+        "vdot: the operands have different sizes",
+    )
+    return Scalar(_dot_loop(lw, a, b, t, conj=True), False)
+
+
+# ---------------------------------------------------------------------- norm
+
+
+def _norm(lw, args, kwargs, node):
+    """``np.linalg.norm(x)``: sqrt of the sum of squared magnitudes (vector 2-norm, Frobenius)."""
+    p = bind(
+        lw,
+        "np.linalg.norm",
+        args,
+        kwargs,
+        node,
+        [("x", REQUIRED), ("ord", None), ("axis", None)],
+        {"keepdims": False},
+    )
+    for k in ("ord", "axis"):
+        if not is_none(p[k]):
+            raise lw.err(
+                UnsupportedError,
+                f"np.linalg.norm({k}=...) is not supported (only the "
+                "default 2-norm of a vector and Frobenius norm of a matrix)",
+                node,
+            )
+    x = operand(lw, p["x"], node)
+    xt = sdtype(x).type
+    t = xt.real_type if xt.is_complex else xt if xt.is_inexact else F64
+    if isinstance(x, Scalar):
+        return Scalar(_abs_value(lw, x.value, t), False)
+
+    def body(idx, acc):
+        v = load(lw, x, idx)
+        parts = (
+            [lw.b.op("complex.re", v), lw.b.op("complex.im", v)]
+            if xt.is_complex
+            else [lw.b.cast(v, t)]
+        )
+        s = acc[0]
+        for q in parts:
+            s = lw.b.op("arith.addf", s, lw.b.op("arith.mulf", q, q))
+        return [s]
+
+    total = nest(lw, lw.dims(x), body, [lw.b.const(0, t)])[0]
+    return Scalar(lw.b.op("math.sqrt", total), False)
+
+
+def _abs_value(lw, v, t):
+    if v.type.is_complex:
+        return lw.b.op("complex.abs", v)
+    return lw.b.op("math.absf", lw.b.cast(v, t))
+
+
+# ---------------------------------------------------------------------- diagonals
+
+
+def _diag_start(lw, k):
+    """(first row, first column) of diagonal ``k``: (max(-k, 0), max(k, 0))."""
+    zero = lw.b.i64(0)
+    return (lw.b.op("arith.maxi", lw.b.op("arith.negi", k), zero), lw.b.op("arith.maxi", k, zero))
+
+
+def _diag_length(lw, rows, cols, r0, c0):
+    n = lw.b.op("arith.mini", lw.b.op("arith.subi", rows, r0), lw.b.op("arith.subi", cols, c0))
+    return lw.b.op("arith.maxi", n, lw.b.i64(0))
+
+
+def _offset(lw, v, what, node):
+    if isinstance(v, int):
+        return lw.b.i64(v)
+    if not (isinstance(v, Scalar) and (v.type.is_int or v.type.is_bool)):
+        raise lw.err(ZymaseTypeError, f"{what} must be an integer", node)
+    return lw.b.cast(v.value, I64)
+
+
+def _matrix(lw, v, fname, node) -> Array:
+    a = as_array(lw, v, fname, node)
+    if a.type.ndim != 2:
+        raise lw.err(
+            UnsupportedError,
+            f"{fname}() of an array with ndim={a.type.ndim} is not supported (2-D only)",
+            node,
+        )
+    return a
+
+
+def trace(lw, a, offset, dtype, node):
+    a = _matrix(lw, a, "np.trace", node)
+    t = result_dtype("sum", a.type.dtype) if is_none(dtype) else _dtype(lw, dtype, node)
+    r0, c0 = _diag_start(lw, _offset(lw, offset, "offset", node))
+    n = _diag_length(lw, lw.dim(a, 0), lw.dim(a, 1), r0, c0)
+
+    def body(idx, acc):
+        i = idx[0]
+        x = load(lw, a, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)])
+        return [arith(lw, "add", acc[0], lw.b.cast(x, t))]
+
+    return Scalar(nest(lw, [n], body, [lw.b.const(0, t)])[0], False)
+
+
+def _dtype(lw, v, node):
+    from .numpy import dtype_arg
+
+    return dtype_arg(lw, v, None, node)
+
+
+def _trace(lw, args, kwargs, node):
+    p = bind(
+        lw,
+        "np.trace",
+        args,
+        kwargs,
+        node,
+        [("a", REQUIRED), ("offset", 0), ("axis1", 0), ("axis2", 1), ("dtype", None)],
+        {"out": None},
+    )
+    if (static(lw, p["axis1"]), static(lw, p["axis2"])) != (0, 1):
+        raise lw.err(
+            UnsupportedError, "np.trace(axis1=, axis2=) other than (0, 1) is not supported", node
+        )
+    return trace(lw, p["a"], p["offset"], p["dtype"], node)
+
+
+def diagonal(lw, a, k, node) -> Array:
+    """The ``k``-th diagonal of a matrix, copied into a new 1-D array."""
+    a = _matrix(lw, a, "np.diagonal", node)
+    r0, c0 = _diag_start(lw, _offset(lw, k, "k", node))
+    n = _diag_length(lw, lw.dim(a, 0), lw.dim(a, 1), r0, c0)
+    out = alloc(lw, a.type.dtype, [n])
+
+    def body(idx, acc):
+        i = idx[0]
+        store(
+            lw, load(lw, a, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)]), out, idx
+        )
+
+    nest(lw, [n], body)
+    return out
+
+
+def _diag(lw, args, kwargs, node):
+    """``np.diag(v, k)``: a 1-D ``v`` gives a square matrix, a matrix gives its diagonal."""
+    p = bind(lw, "np.diag", args, kwargs, node, [("v", REQUIRED), ("k", 0)])
+    v = as_array(lw, p["v"], "np.diag", node)
+    if v.type.ndim != 1:
+        return diagonal(lw, v, p["k"], node)
+    r0, c0 = _diag_start(lw, _offset(lw, p["k"], "k", node))
+    n = lw.dim(v, 0)
+    size = lw.b.op("arith.addi", n, lw.b.op("arith.addi", r0, c0))
+    out = alloc(lw, v.type.dtype, [size, size], "zero")
+
+    def body(idx, acc):
+        i = idx[0]
+        store(
+            lw, load(lw, v, idx), out, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)]
+        )
+
+    nest(lw, [n], body)
+    return out
+
+
+def _diagonal(lw, args, kwargs, node):
+    p = bind(lw, "np.diagonal", args, kwargs, node, [("a", REQUIRED), ("offset", 0)])
+    return diagonal(lw, p["a"], p["offset"], node)
+
+
+def eye(lw, n, m, k, dtype, node) -> Array:
+    from .numpy import dtype_arg
+
+    t = dtype_arg(lw, None if is_none(dtype) else dtype, F64, node)
+    rows = _size(lw, n, "N", node)
+    cols = rows if is_none(m) else _size(lw, m, "M", node)
+    out = alloc(lw, t, [rows, cols], "zero")
+    r0, c0 = _diag_start(lw, _offset(lw, k, "k", node))
+    one = lw.b.const(1, t)
+
+    def body(idx, acc):
+        i = idx[0]
+        store(lw, one, out, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)])
+
+    nest(lw, [_diag_length(lw, rows, cols, r0, c0)], body)
+    return out
+
+
+def _size(lw, v, what, node):
+    d = _offset(lw, v, what, node)
+    check(
+        lw,
+        lw.b.op("arith.cmpi", d, lw.b.i64(0), pred="ge"),
+        "ValueError",
+        "negative dimensions are not allowed",
+    )
+    return d
+
+
+def _eye(lw, args, kwargs, node):
+    p = bind(
+        lw,
+        "np.eye",
+        args,
+        kwargs,
+        node,
+        [("N", REQUIRED), ("M", None), ("k", 0), ("dtype", None)],
+        {"order": "C"},
+    )
+    return eye(lw, p["N"], p["M"], p["k"], p["dtype"], node)
+
+
+def _identity(lw, args, kwargs, node):
+    p = bind(lw, "np.identity", args, kwargs, node, [("n", REQUIRED), ("dtype", None)])
+    return eye(lw, p["n"], None, 0, p["dtype"], node)
+
+
+register_all(
+    {
+        np.dot: _dot,
+        np.matmul: _matmul,
+        np.inner: _inner,
+        np.outer: _outer,
+        np.vdot: _vdot,
+        np.linalg.norm: _norm,
+        np.trace: _trace,
+        np.diag: _diag,
+        np.diagonal: _diagonal,
+        np.eye: _eye,
+        np.identity: _identity,
+    }
+)
+METHODS["dot"] = lambda lw, a, args, kwargs, node: _dot(lw, [a, *args], kwargs, node)
+METHODS["trace"] = lambda lw, a, args, kwargs, node: _trace(lw, [a, *args], kwargs, node)
+METHODS["diagonal"] = lambda lw, a, args, kwargs, node: _diagonal(lw, [a, *args], kwargs, node)

@@ -1,0 +1,173 @@
+"""Ranges: ``np.arange`` (NumPy's fill: ``start + i * delta``) and ``np.linspace`` (NumPy's formula,
+``retstep`` included)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError, ZymaseTypeError
+from ..ir.types import F64, I64
+from .numpy import alloc, dtype_arg, nest, store
+from .numpy_extra import (
+    REQUIRED,
+    arith,
+    bind,
+    check,
+    is_none,
+    operand,
+    register_all,
+    sdtype,
+    static,
+)
+from .typing import Array, Scalar, Tup, result_type
+
+
+def _real_scalar(lw, v, what, node) -> Scalar:
+    if not isinstance(v, Scalar) or v.type.is_complex:
+        raise lw.err(ZymaseTypeError, f"{what} must be a real number, not {lw.describe(v)}", node)
+    return v
+
+
+def _arange_length(lw, start, stop, step, ct):
+    """NumPy's ``ceil((stop - start) / step)``, at least 0 (step 0: ZeroDivisionError)."""
+    b = lw.b
+    x0, x1, dx = (b.cast(v.value, ct) for v in (start, stop, step))
+    check(
+        lw,
+        b.op("arith.cmpf" if ct.is_inexact else "arith.cmpi", dx, b.const(0, ct), pred="ne"),
+        "ZeroDivisionError",
+        "division by zero",
+    )
+    if ct.is_int:
+        n = b.op("arith.negi", b.op("arith.floordivi", b.op("arith.subi", x0, x1), dx))
+    else:
+        q = b.op("math.ceil", b.op("arith.divf", b.op("arith.subf", x1, x0), dx))
+        check(lw, b.op("math.isfinite", q), "ValueError", "arange: cannot compute length")
+        n = b.cast(q, I64)
+    return b.op("arith.maxi", n, b.i64(0))
+
+
+def arange(lw, start, stop, step, dtype, node) -> Array:
+    """Values ``start, start + step, start + i * delta`` with ``delta`` the difference of the first
+    two in the result type (NumPy's fill).  Without ``dtype`` the result is float64 or int64
+    whatever the arguments' NumPy types (as NumPy does)."""
+    b = lw.b
+    vals = [_real_scalar(lw, v, "np.arange() argument", node) for v in (start, stop, step)]
+    ct = F64 if any(v.type.is_inexact for v in vals) else I64  # NumPy: Python float or int
+    t = dtype or ct
+    if t.is_bool or t.is_complex:
+        raise lw.err(UnsupportedError, f"np.arange() of {t.np_dtype.name} is not supported", node)
+    n = _arange_length(lw, *vals, ct)
+    v0 = b.cast(vals[0].value, t)
+    v1 = b.cast(arith(lw, "add", *(b.cast(v.value, ct) for v in (vals[0], vals[2]))), t)
+    delta = arith(lw, "sub", v1, v0)
+    out = alloc(lw, t, [n])
+
+    def body(idx, acc):
+        i = idx[0]
+        y = arith(lw, "add", v0, arith(lw, "mul", b.cast(i, t), delta))
+        y = b.op("arith.select", b.op("arith.cmpi", i, b.i64(1), pred="eq"), v1, y)
+        store(lw, b.op("arith.select", b.op("arith.cmpi", i, b.i64(0), pred="eq"), v0, y), out, idx)
+
+    nest(lw, [n], body)
+    return out
+
+
+def _arange(lw, args, kwargs, node):
+    p = bind(
+        lw,
+        "np.arange",
+        args,
+        kwargs,
+        node,
+        [("start", REQUIRED), ("stop", None), ("step", None), ("dtype", None)],
+    )
+    start, stop = (lw.const_int(0), p["start"]) if is_none(p["stop"]) else (p["start"], p["stop"])
+    step = lw.const_int(1) if is_none(p["step"]) else p["step"]
+    dt = None if is_none(p["dtype"]) else dtype_arg(lw, p["dtype"], None, node)
+    return arange(lw, start, stop, step, dt, node)
+
+
+def linspace(lw, start, stop, num, endpoint: bool, dtype, node):
+    """NumPy's formula: ``step = (stop - start) / div``, ``y = arange(num) * step + start`` (or
+    ``arange / div * delta`` when the step underflows to 0), the last value set to ``stop``.
+    Returns (array, step)."""
+    b = lw.b
+    dt = result_type(sdtype(start), sdtype(stop)).type
+    dt = dt if dt.is_inexact else F64
+    t = dtype or dt
+    check(
+        lw,
+        b.op("arith.cmpi", num, b.i64(0), pred="ge"),
+        "ValueError",
+        "Number of samples must be non-negative",
+    )
+    div = b.op("arith.subi", num, b.i64(1)) if endpoint else num
+    s0, s1 = b.cast(start.value, dt), b.cast(stop.value, dt)
+    step, div_t, use_div, mult, div_pos = _linspace_scale(b, b.op("arith.subf", s1, s0), div, dt)
+    out = alloc(lw, t, [num])
+    many = b.op("arith.cmpi", num, b.i64(1), pred="gt")
+    end = b.op("arith.select", many, b.op("arith.subi", num, b.i64(1)), b.i64(-1))
+
+    def body(idx, acc):
+        yi = b.cast(idx[0], dt)
+        y = b.op("arith.select", use_div, b.op("arith.divf", yi, div_t), yi)
+        y = b.op("arith.addf", b.op("arith.mulf", y, mult), s0)
+        if endpoint:
+            y = b.op("arith.select", b.op("arith.cmpi", idx[0], end, pred="eq"), s1, y)
+        if t.is_int:
+            y = b.op("math.floor", y)
+        store(lw, b.cast(y, t), out, idx)
+
+    nest(lw, [num], body)
+    return out, b.op("arith.select", div_pos, step, b.const(float("nan"), dt))
+
+
+def _linspace_scale(b, delta, div, dt):
+    """(step, div as ``dt``, use_div, mult, div > 0): ``y_i = (i / div if use_div else i) * mult``
+    covers NumPy's three cases (a step, a step that underflows to 0, no step)."""
+    div_t = b.cast(b.op("arith.maxi", div, b.i64(1)), dt)
+    step = b.op("arith.divf", delta, div_t)
+    div_pos = b.op("arith.cmpi", div, b.i64(0), pred="gt")
+    step_zero = b.op("arith.cmpf", step, b.const(0, dt), pred="eq")
+    use_div = b.op("arith.andi", div_pos, step_zero)
+    use_step = b.op("arith.andi", div_pos, b.op("arith.not", step_zero))
+    return step, div_t, use_div, b.op("arith.select", use_step, step, delta), div_pos
+
+
+def _linspace(lw, args, kwargs, node):
+    p = bind(
+        lw,
+        "np.linspace",
+        args,
+        kwargs,
+        node,
+        [
+            ("start", REQUIRED),
+            ("stop", REQUIRED),
+            ("num", 50),
+            ("endpoint", True),
+            ("retstep", False),
+            ("dtype", None),
+        ],
+        {"axis": 0},
+    )
+    start, stop = (operand(lw, p[k], node) for k in ("start", "stop"))
+    if not (isinstance(start, Scalar) and isinstance(stop, Scalar)):
+        raise lw.err(UnsupportedError, "np.linspace() of arrays is not supported", node)
+    num = lw.const_int(50) if isinstance(p["num"], int) else p["num"]
+    if not (isinstance(num, Scalar) and num.type.is_int):
+        raise lw.err(ZymaseTypeError, "np.linspace(num=...) must be an integer", node)
+    flags = [static(lw, p[k]) for k in ("endpoint", "retstep")]
+    if not all(isinstance(f, bool) for f in flags):
+        raise lw.err(UnsupportedError, "np.linspace(endpoint=, retstep=) must be constants", node)
+    dt = None if is_none(p["dtype"]) else dtype_arg(lw, p["dtype"], None, node)
+    if dt is not None and (dt.is_bool or (dt.is_int and sdtype(start).type.is_complex)):
+        raise lw.err(
+            UnsupportedError, f"np.linspace(dtype={dt.np_dtype.name}) is not supported", node
+        )
+    out, step = linspace(lw, start, stop, lw.b.cast(num.value, I64), flags[0], dt, node)
+    return Tup((out, Scalar(step, False))) if flags[1] else out
+
+
+register_all({np.arange: _arange, np.linspace: _linspace})

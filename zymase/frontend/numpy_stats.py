@@ -1,0 +1,137 @@
+"""Statistics beyond the plain reductions: ``np.var``/``np.std`` (two passes, NumPy's formula:
+``mean(|x - mean(x)|**2)`` with ``ddof``) and ``np.count_nonzero``, over all elements or along one
+axis, with NumPy's result types (integers give float64, complex gives its real type)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir.types import F64, I64
+from .numpy import alloc, load, nest, store
+from .numpy_extra import (
+    METHODS,
+    REQUIRED,
+    as_array,
+    bind,
+    const_int,
+    is_none,
+    norm_axis,
+    register_all,
+    size_of,
+)
+from .typing import Array, Scalar
+
+
+def over_lines(lw, a: Array, axis, rt, line):
+    """``line(loop_dims, to_index) -> Value`` over all of ``a`` (axis None: a Scalar of type ``rt``)
+    or over every line along ``axis`` (a new array of ``rt``)."""
+    dims = lw.dims(a)
+    if axis is None:
+        return Scalar(line(dims, lambda idx: idx), False)
+    out_dims = dims[:axis] + dims[axis + 1 :]
+    out = alloc(lw, rt, out_dims)
+
+    def body(oidx, acc):
+        store(lw, line([dims[axis]], lambda k: oidx[:axis] + k + oidx[axis:]), out, oidx)
+
+    nest(lw, out_dims, body)
+    return out
+
+
+def _axis(lw, v, a, node):
+    if is_none(v):
+        return None
+    axis = norm_axis(lw, const_int(lw, v, "axis", node), a.type.ndim, node)
+    return None if a.type.ndim == 1 else axis
+
+
+def variance(lw, a: Array, axis, ddof, sqrt: bool):
+    """``sum(|x - mean|**2) / max(n - ddof, 0)`` per line, its square root for ``std``."""
+    b = lw.b
+    dt = a.type.dtype
+    ct = dt if dt.is_inexact else F64  # the type of the mean and of the deviations
+    rt = ct.real_type
+
+    def line(dims, to_index):
+        def total(fn, t):
+            return nest(
+                lw, dims, lambda idx, acc: [b.op("arith.addf", acc[0], fn(idx))], [b.const(0, t)]
+            )[0]
+
+        n = size_of(lw, dims)
+        mean = b.op(
+            "arith.divf",
+            total(lambda idx: b.cast(load(lw, a, to_index(idx)), ct), ct),
+            b.cast(n, ct),
+        )
+
+        def square(idx):
+            x = b.op("arith.subf", b.cast(load(lw, a, to_index(idx)), ct), mean)
+            parts = [b.op("complex.re", x), b.op("complex.im", x)] if ct.is_complex else [x]
+            sq = [b.op("arith.mulf", p, p) for p in parts]
+            return sq[0] if len(sq) == 1 else b.op("arith.addf", *sq)
+
+        count = b.op("arith.maximumf", b.op("arith.subf", b.cast(n, F64), ddof), b.f64(0.0))
+        v = b.op("arith.divf", total(square, rt), b.cast(count, rt))
+        return b.op("math.sqrt", v) if sqrt else v
+
+    return over_lines(lw, a, axis, rt, line)
+
+
+def _var(sqrt):
+    fname = "np.std" if sqrt else "np.var"
+
+    def h(lw, args, kwargs, node):
+        p = bind(
+            lw,
+            fname,
+            args,
+            kwargs,
+            node,
+            [("a", REQUIRED), ("axis", None), ("dtype", None), ("out", None), ("ddof", 0)],
+            {"keepdims": False},
+        )
+        for k in ("dtype", "out"):
+            if not is_none(p[k]):
+                raise lw.err(UnsupportedError, f"{fname}({k}=...) is not supported", node)
+        a = as_array(lw, p["a"], fname, node)
+        ddof = p["ddof"]
+        ddof = lw.b.f64(float(ddof)) if isinstance(ddof, int) else _real(lw, ddof, fname, node)
+        return variance(lw, a, _axis(lw, p["axis"], a, node), ddof, sqrt)
+
+    return h
+
+
+def _real(lw, v, fname, node):
+    if not isinstance(v, Scalar) or v.type.is_complex:
+        raise lw.err(UnsupportedError, f"{fname}(ddof=...) must be a real number", node)
+    return lw.b.cast(v.value, F64)
+
+
+def _count_nonzero(lw, args, kwargs, node):
+    p = bind(
+        lw,
+        "np.count_nonzero",
+        args,
+        kwargs,
+        node,
+        [("a", REQUIRED), ("axis", None)],
+        {"keepdims": False},
+    )
+    a = as_array(lw, p["a"], "np.count_nonzero", node)
+    b = lw.b
+
+    def line(dims, to_index):
+        def body(idx, acc):
+            x = Scalar(load(lw, a, to_index(idx)), False)
+            return [b.op("arith.addi", acc[0], b.cast(lw.truth(x, node).value, I64))]
+
+        return nest(lw, dims, body, [b.i64(0)])[0]
+
+    return over_lines(lw, a, _axis(lw, p["axis"], a, node), I64, line)
+
+
+register_all({np.var: _var(False), np.std: _var(True), np.count_nonzero: _count_nonzero})
+METHODS["var"] = lambda lw, a, args, kwargs, node: _var(False)(lw, [a, *args], kwargs, node)
+METHODS["std"] = lambda lw, a, args, kwargs, node: _var(True)(lw, [a, *args], kwargs, node)

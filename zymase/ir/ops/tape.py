@@ -1,0 +1,75 @@
+"""``tape``: the stack on which reverse mode keeps values its adjoint sweep needs.
+
+* ``%t = tape.new : tape`` an empty tape; ``tape.free %t`` releases it.
+* ``tape.reserve %t, %n`` makes room for ``n`` more slots (one check before a loop nest
+  instead of one per push).
+* ``tape.push %t, %v`` pushes a scalar (complex values take two slots, others one).
+* ``%v = tape.pop %t : T`` pops the value pushed last.
+
+Pushes happen in the forward sweep, pops in exactly the reverse order in the adjoint sweep.
+All four have effects: passes never move, merge or drop them.
+"""
+
+from __future__ import annotations
+
+from ..core import ALLOCATES, READS, WRITES
+from ..types import TAPE, ScalarType
+from .base import SimpleOp, VerifyError
+
+_EFFECTS = frozenset({READS, WRITES})
+
+
+class New(SimpleOp):
+    name = "tape.new"
+    n_operands = 0
+    traits = frozenset({ALLOCATES, WRITES})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [TAPE]
+
+
+class Free(SimpleOp):
+    name = "tape.free"
+    n_operands = 1
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+
+class Reserve(SimpleOp):
+    name = "tape.reserve"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+
+class Push(SimpleOp):
+    name = "tape.push"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        if self.operands[0].type != TAPE or not isinstance(self.operands[1].type, ScalarType):
+            raise VerifyError("tape.push needs a tape and a scalar")
+
+
+class Pop(SimpleOp):
+    name = "tape.pop"
+    n_operands = 1
+    traits = _EFFECTS
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ScalarType):
+            raise VerifyError("tape.pop needs a tape and gives a scalar")
+
+
+def slots(t: ScalarType) -> int:
+    return 2 if t.is_complex else 1
