@@ -4,7 +4,13 @@
     >>> f = zymase.jit(lambda_free_function)        # doctest: +SKIP
 """
 
+from . import autodiff as _autodiff_package  # noqa: F401  (bound before the function)
 from .ad import grad, jvp, value_and_grad  # noqa: F401
+from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
+from .enzyme import (  # noqa: F401
+    Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward, ForwardWithPrimal,
+    Reverse, ReverseWithPrimal, autodiff,
+)
 from .api import JitFunction, explain, jit  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,

@@ -29,7 +29,8 @@ from .runtime.abi import EntryPoint
 
 @dataclass(frozen=True)
 class Request:
-    """What to differentiate: ``mode`` "fwd" or "rev", the user's active argument positions,
+    """What to differentiate: ``mode`` "fwd", "rev" or "fwd-rev" (forward over reverse, for
+    Hessians), the user's active argument positions,
     the vector width (forward), and the differentiated result positions (reverse)."""
 
     mode: str
@@ -87,12 +88,18 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
             pos += 1
     func = ml.module[func.sym_name]
     func.attrs.pop("entry", None)
+    from .autodiff.forward import jvp_function
+    from .autodiff.reverse import grad_function
     if req.mode == "fwd":
-        from .autodiff.forward import jvp_function
         dfunc = jvp_function(ml.module, func, flat_active, req.width)
-    else:
-        from .autodiff.reverse import grad_function
+    elif req.mode == "rev":
         dfunc = grad_function(ml.module, func, flat_active, list(req.results))
+    else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
+        g = grad_function(ml.module, func, flat_active, list(req.results))
+        n = len(func.args)
+        shadows = [n + j for j, i in enumerate(a for a in flat_active
+                                                 if isinstance(func.args[a].type, ArrayType))]
+        dfunc = jvp_function(ml.module, g, flat_active + shadows, req.width)
     dfunc.attrs["entry"] = True
     if dump:
         dump(req.mode == "fwd" and "forward" or "reverse", ml.module)

@@ -42,6 +42,10 @@ class Activity:
         self.varied: set[Value] = set()
         self.varied_roots: set = set()
         self.useful: set[Value] = set()
+        self.pushed = {op.attrs["pair"]: op for op in func.walk()
+                       if op.name == "tape.push" and "pair" in op.attrs}
+        self.popped = {op.attrs["pair"]: op for op in func.walk()
+                       if op.name == "tape.pop" and "pair" in op.attrs}
         self._find_roots()
         for i in active_args:
             a = func.args[i]
@@ -109,6 +113,10 @@ class Activity:
         elif name == "linalg.matmul":
             if self.active(op.operands[0]) or self.active(op.operands[1]):
                 changed |= self._vary_roots(op.operands[2])
+        elif name == "tape.pop" and "pair" in op.attrs:
+            push = self.pushed.get(op.attrs["pair"])
+            if push is not None and self.varied_value(push.operands[1]):
+                changed |= self._mark_varied(op.result)
         elif name == "func.call":
             if any(self.varied_value(v) for v in op.operands):
                 for v in op.operands:
@@ -154,6 +162,10 @@ class Activity:
         elif name == "func.call":
             for v in op.operands:
                 changed |= self._mark_useful(v)
+        elif name == "tape.push" and "pair" in op.attrs:
+            pop = self.popped.get(op.attrs["pair"])
+            if pop is not None and pop.result in self.useful:
+                changed |= self._mark_useful(op.operands[1])
         elif name in PARTIALS or name in LINEAR:
             if any(r in self.useful for r in op.results):
                 for v in op.operands:

@@ -47,6 +47,7 @@ class ForwardTransform:
         self.float_results = float_results
         self.map: dict[Value, Value] = {}
         self.tan: dict[Value, list[Value]] = {}
+        self.tangent_pairs: set = set()
         self.b = RuleBuilder()
 
     # ------------------------------------------------------------------ function
@@ -313,6 +314,30 @@ class ForwardTransform:
                 lanes = [next(rest) for _ in range(self.width)]
                 if self.act.active(op.results[k]):
                     self.tan[op.results[k]] = lanes
+
+    # ------------------------------------------------------------------ tape (forward over reverse)
+    def op_tape_push(self, op):
+        self.clone(op)
+        v = op.operands[1]
+        if v in self.tan and "pair" in op.attrs:
+            self.tangent_pairs.add(op.attrs["pair"])
+            for t in self.tan[v]:
+                self.b.create("tape.push", [self.x(op.operands[0]), t], [])
+
+    def op_tape_pop(self, op):
+        if op.attrs.get("pair") in self.tangent_pairs:
+            t = self.x(op.operands[0])
+            lanes = [self.b.create("tape.pop", [t], [op.result.type]).result
+                     for _ in range(self.width)][::-1]
+            self.clone(op)
+            self.tan[op.result] = lanes
+        else:
+            self.clone(op)
+
+    def op_tape_reserve(self, op):
+        t, n = (self.x(v) for v in op.operands)
+        scaled = self.b.op("arith.muli", n, self.b.i64(1 + self.width))
+        self.b.create("tape.reserve", [t, scaled], [])
 
     def op_func_return(self, op):
         vals = [self.x(v) for v in op.operands]

@@ -72,6 +72,7 @@ class ReverseTransform:
         self.scopes: list[Scope] = []
         self.b = RuleBuilder()
         self.pushes: dict[Block, int] = {}  # forward block -> tape slots pushed per execution
+        self.pairs = 0
 
     # ------------------------------------------------------------------ function
     def build(self) -> Func:
@@ -196,14 +197,25 @@ class ReverseTransform:
         """Push ``v`` at the end of its forward block; pop it at the start of its reverse block."""
         fb = scope.fblock
         term = fb.terminator
+        pair = self.next_pair()
         Builder(fb, fb.ops.index(term), v.op.loc if v.op else self.func.loc).create(
-            "tape.push", [self.tape, self.fmap[v]], [])
+            "tape.push", [self.tape, self.fmap[v]], [], {"pair": pair})
         self.pushes[fb] = self.pushes.get(fb, 0) + (2 if v.type.is_complex else 1)
         popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
-                                                             [v.type]).result
-        scope.head += 1
-        scope.env[v] = popped
+                                                             [v.type], {"pair": pair}).result
+        self._inserted_at_start(scope)
+        scope.env[v] = scope.head_env[v] = popped
         return popped
+
+    def next_pair(self) -> int:
+        """A fresh id linking a push to its pop (forward mode over this function uses it)."""
+        self.pairs += 1
+        return self.pairs
+
+    def _inserted_at_start(self, scope: Scope) -> None:
+        scope.head += 1
+        if self.b.block is scope.rblock and self.b.index is not None:
+            self.b.index += 1
 
     def promote(self, fwd: Value, fblock: Block) -> Value:
         """A top-level forward value equal to ``fwd`` (defined in forward block ``fblock``)
@@ -260,11 +272,12 @@ class ReverseTransform:
         if fwd in scope.env:
             return scope.env[fwd]
         fb = scope.fblock
+        pair = self.next_pair()
         Builder(fb, fb.ops.index(fb.terminator), self.func.loc).create(
-            "tape.push", [self.tape, fwd], [])
+            "tape.push", [self.tape, fwd], [], {"pair": pair})
         self.pushes[fb] = self.pushes.get(fb, 0) + 1
         popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
-                                                             [fwd.type]).result
+                                                             [fwd.type], {"pair": pair}).result
         self._inserted_at_start(scope)
         scope.env[fwd] = scope.head_env[fwd] = popped
         return popped

@@ -1,0 +1,263 @@
+"""More JAX-style transforms, built on the compiled derivatives of ``ad.py``: ``vjp``,
+``jacfwd`` (forward mode, W directions per pass), ``jacrev`` / ``jacobian`` (reverse mode, one
+pass per output element), ``hvp`` and ``hessian`` (forward mode over reverse mode).
+
+    >>> H = zymase.hessian(f)(x)            # doctest: +SKIP
+    >>> y, pullback = zymase.vjp(f, x)     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ad import (
+    _argnums, _as_tangent, _check_differentiable, _Compiled, _flat_args, _options, _rebuild,
+    _scalar_out, _tangent_result,
+)
+from .compiler import rebuild_result
+from .derivatives import Request, flat_leaves
+from .errors import DifferentiationError, ZymaseError, caller_loc
+
+MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
+
+
+def _leaf_type(d, i):
+    k, path = d.leaf_of[i]
+    return dict(flat_leaves(d.templates[k]))[path]
+
+
+def _result_leaves(desc, out=None):
+    """Flat (kind, type) of a result description (kind "s" scalar, "a" array)."""
+    if out is None:
+        out = []
+    if desc[0] == "s":
+        out.append(("s", desc[1]))
+    elif desc[0] == "a":
+        out.append(("a", desc[1]))
+    elif desc[0] == "t":
+        for x in desc[1]:
+            _result_leaves(x, out)
+    elif desc[0] == "r":
+        for x in desc[2].values():
+            _result_leaves(x, out)
+    return out
+
+
+def _inexact_type(t):
+    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
+
+
+# ---------------------------------------------------------------------- vjp
+
+
+def vjp(fn, *primals, **options):
+    """``(fn(*primals), pullback)``; ``pullback(ct)`` returns the cotangent of each primal
+    (``None`` for integer arguments) for an output cotangent ``ct`` shaped like the output."""
+    comp = _Compiled(fn, _options(**options))
+    nums = tuple(k for k, a in enumerate(primals) if _has_float(a))
+    try:
+        d = comp.get(primals, Request("rev", nums, 1, _float_result_positions(comp, primals)))
+    except ZymaseError as e:
+        raise e.with_traceback(None) from None
+    flat = _flat_args(d, primals)
+    from .jit_values import call_for_value
+    out = call_for_value(fn, primals, comp.options)
+
+    def pullback(ct):
+        return _pullback(d, flat, primals, nums, ct)
+
+    return out, pullback
+
+
+def _has_float(a):
+    from .ad import _inexact, _template
+    return any(_inexact(leaf) for _, leaf in flat_leaves(_template(a)))
+
+
+def _float_result_positions(comp, primals):
+    from .jit_values import result_description
+    desc = result_description(comp.fn, primals, comp.options)
+    return tuple(k for k, (_, t) in enumerate(_result_leaves(desc)) if _inexact_type(t))
+
+
+def _pullback(d, flat, primals, nums, ct):
+    leaves = _result_leaves(d.result)
+    cts = _flatten_like(d.result, ct)
+    shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)}
+    seeds = []
+    for (kind, t), c in zip(leaves, cts):
+        if not _inexact_type(t):
+            continue
+        if kind == "a":
+            seeds.append(np.ascontiguousarray(c, dtype=t.dtype.np_dtype))
+        else:
+            seeds.append(t.np_dtype.type(c))
+    out = d.call(flat + list(shadows.values()) + seeds)
+    adjoints = iter(out[d.n_flat_results:])
+    per_arg = {k: {} for k in nums}
+    for i in d.flat_active:
+        k, path = d.leaf_of[i]
+        if i in shadows:
+            per_arg[k][path] = shadows[i]
+        else:
+            per_arg[k][path] = _scalar_out(next(adjoints), _leaf_type(d, i).type)
+    return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
+                 for k in range(len(primals)))
+
+
+def _flatten_like(desc, x):
+    if desc[0] in ("s", "a"):
+        return [x]
+    if desc[0] == "t":
+        return [v for sub, item in zip(desc[1], x) for v in _flatten_like(sub, item)]
+    if desc[0] == "r":
+        return [v for k, sub in desc[2].items() for v in _flatten_like(sub, getattr(x, k))]
+    return []
+
+
+# ---------------------------------------------------------------------- Jacobians
+
+
+def jacfwd(fn, argnums=0, **options):
+    """The Jacobian by forward mode: shape ``out.shape + x.shape`` (one argument)."""
+    comp = _Compiled(fn, _options(**options))
+
+    def wrapper(*args):
+        try:
+            return _jacfwd(comp, args, argnums)
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
+
+    return wrapper
+
+
+def _directions(x):
+    n = int(np.size(x))
+    for start in range(0, n, MAX_WIDTH):
+        idx = list(range(start, min(n, start + MAX_WIDTH)))
+        yield idx
+
+
+def _basis(x, j):
+    if isinstance(x, np.ndarray):
+        e = np.zeros(x.size, dtype=x.dtype)
+        e[j] = 1
+        return e.reshape(x.shape)
+    return 1.0
+
+
+def _jacfwd(comp, args, argnums):
+    if not isinstance(argnums, int):
+        raise DifferentiationError("jacfwd takes one argnums (an int)", caller_loc())
+    k = _argnums(argnums, len(args), comp.fn)[0]
+    _check_differentiable(args, (k,), comp.fn)
+    x = args[k]
+    columns = {}
+    for idx in _directions(x):
+        width = len(idx)
+        d = comp.get(args, Request("fwd", (k,), width, ()))
+        flat = _flat_args(d, args)
+        tans = [_as_tangent(_basis(x, j), flat[d.flat_active[0]]) for j in idx]
+        out = d.call(flat + tans)
+        for lane, j in enumerate(idx):
+            columns[j] = _lane(d, out, lane, width)
+    return _stack_columns([columns[j] for j in range(int(np.size(x)))], x)
+
+
+def _lane(d, out, lane, width):
+    """The tangent result of one lane (single float result supported)."""
+    tans = out[d.n_flat_results:]
+    return tans[lane]
+
+
+def _stack_columns(cols, x):
+    first = np.asarray(cols[0])
+    jac = np.stack([np.asarray(c) for c in cols], axis=-1)
+    return jac.reshape(first.shape + np.shape(x)) if isinstance(x, np.ndarray) else jac[..., 0] \
+        if first.shape else float(jac[0])
+
+
+def jacrev(fn, argnums=0, **options):
+    """The Jacobian by reverse mode: one pullback per output element."""
+
+    def wrapper(*args):
+        out, pull = vjp(fn, *args, **options)
+        k = argnums
+        if np.ndim(out) == 0:
+            return pull(1.0)[k]
+        rows = []
+        for i in range(np.size(out)):
+            e = np.zeros(np.size(out), dtype=np.asarray(out).dtype)
+            e[i] = 1
+            rows.append(np.asarray(pull(e.reshape(np.shape(out)))[k]))
+        return np.stack(rows).reshape(np.shape(out) + np.shape(args[k]))
+
+    return wrapper
+
+
+jacobian = jacrev
+
+
+# ---------------------------------------------------------------------- Hessians
+
+
+def hvp(fn, argnums=0, **options):
+    """``hvp(f)(x, v)`` = H(x) v, the Hessian-vector product, by forward mode over reverse."""
+    comp = _Compiled(fn, _options(**options))
+
+    def wrapper(*args):
+        *primals, v = args
+        try:
+            return _hvp(comp, tuple(primals), argnums, [v])[0]
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
+
+    return wrapper
+
+
+def _hvp(comp, primals, argnums, vs):
+    """H v for each direction in ``vs`` (one forward-over-reverse pass of width len(vs))."""
+    k = _argnums(argnums, len(primals), comp.fn)[0]
+    _check_differentiable(primals, (k,), comp.fn)
+    d = comp.get(primals, Request("fwd-rev", (k,), len(vs), (0,)))
+    if d.result[0] != "s":
+        raise DifferentiationError("hessian needs a function returning a float scalar",
+                                   caller_loc())
+    flat = _flat_args(d, primals)
+    x_i = d.flat_active[0]
+    x = flat[x_i]
+    is_array = isinstance(x, np.ndarray)
+    shadow = [np.zeros_like(x)] if is_array else []
+    seed = [d.result[1].np_dtype.type(1.0)]
+    tans = [_as_tangent(v, x) for v in vs]
+    shadow_tans = [np.zeros_like(x) for _ in vs] if is_array else []
+    out = d.call(flat + shadow + seed + tans + shadow_tans)
+    if is_array:
+        return shadow_tans
+    lanes = out[len(out) - len(vs):]
+    return [float(t) for t in lanes]
+
+
+def hessian(fn, argnums=0, **options):
+    """The Hessian of scalar ``fn`` with respect to one argument (forward over reverse)."""
+    comp = _Compiled(fn, _options(**options))
+
+    def wrapper(*args):
+        try:
+            k = _argnums(argnums, len(args), comp.fn)[0]
+            x = args[k]
+            cols = []
+            for idx in _directions(x):
+                cols += _hvp(comp, args, k, [_basis(x, j) for j in idx])
+            n = int(np.size(x))
+            if not isinstance(x, np.ndarray):
+                return cols[0]
+            h = np.stack([np.asarray(c).reshape(-1) for c in cols], axis=1)
+            return h.reshape(np.shape(x) + np.shape(x)).swapaxes(0, 0) if n else h
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
+
+    return wrapper
+
+
+_ = (rebuild_result, _tangent_result)
