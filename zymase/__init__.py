@@ -12,6 +12,7 @@ from .enzyme import (  # noqa: F401
     Reverse, ReverseWithPrimal, autodiff,
 )
 from .api import JitFunction, explain, jit  # noqa: F401
+from .custom import custom_jvp, custom_vjp  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,

@@ -119,6 +119,7 @@ def _compile(fn, templates, options, noalias, dump):
     result = ml.specs[next(k for k in ml.specs if ml.specs[k][0] == func.sym_name)][1]
     if dump:
         dump("frontend", ml.module)
+    allow_inlining(ml.module)
     optimize(ml.module, options, dump)
     lifetime(ml.module)
     if dump:
@@ -142,6 +143,13 @@ def _compile(fn, templates, options, noalias, dump):
 def _plain_result(tpl) -> bool:
     """Results the fast entry boxes exactly as the general path does."""
     return tpl is None or isinstance(tpl, PyObj) or (isinstance(tpl, Scalar) and tpl.weak)
+
+
+def allow_inlining(module: Module, keep=lambda f: False) -> None:
+    """Drop ``noinline`` (set on functions with custom derivative rules) except where ``keep``."""
+    for f in module:
+        if f.attrs.get("noinline") and not keep(f):
+            del f.attrs["noinline"]
 
 
 def env_dump():

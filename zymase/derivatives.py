@@ -16,7 +16,7 @@ from typing import Any
 
 from .backends.llvm.codegen import generate
 from .backends.llvm.engine import compile_ir
-from .compiler import describe_result, env_dump, optimize
+from .compiler import allow_inlining, describe_result, env_dump, optimize
 from .errors import DifferentiationError
 from .frontend.args import param_template
 from .frontend.module import ModuleLowerer
@@ -77,6 +77,8 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     dump = env_dump()
     if dump:
         dump("frontend", ml.module)
+    rule = "custom_jvp" if req.mode == "fwd" else "custom_vjp_fwd"
+    allow_inlining(ml.module, keep=lambda f: rule in f.attrs)
     if req.optimize_before_ad:
         optimize(ml.module, options, dump)
     flat_active, leaf_of, pos = [], {}, 0
@@ -103,6 +105,7 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     dfunc.attrs["entry"] = True
     if dump:
         dump(req.mode == "fwd" and "forward" or "reverse", ml.module)
+    allow_inlining(ml.module)
     optimize(ml.module, options, dump)
     lifetime(ml.module)
     text, errors, symbol, _ = generate(ml.module, dfunc.sym_name, options.fastmath)

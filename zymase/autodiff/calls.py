@@ -22,6 +22,8 @@ def reverse_call(rt, op) -> None:
     res = [k for k, r in enumerate(op.results) if rt.act.active(r)]
     if not acts and not res:
         return
+    if op in rt.residuals:
+        return _custom_vjp(rt, op)
     parent = op.parent_op
     while parent is not rt.func:
         if parent.name != "scf.if":
@@ -58,3 +60,40 @@ def _snapshot(rt, op, k):
         snap = copy(Builder.before(fop), rt.fmap[op.operands[k]])
         rt.fshadow[key] = rt.promote(snap, fop.parent)
     return rt.fshadow[key]
+
+
+def _custom_vjp(rt, op) -> None:
+    """The user's backward rule: (residuals, cotangents of the outputs) -> one cotangent per
+    argument, added to the arguments' adjoints (arrays: into their shadows)."""
+    from .arrays import add_into
+    callee = rt.module[op.attrs["callee"]]
+    bwd = rt.module[callee.attrs["custom_vjp_bwd"]]
+    residuals = [rt.forward_value(r, op.parent) if not hasattr(r.type, "ndim")
+                 else _array_residual(rt, r, op) for r in rt.residuals[op]]
+    cts = []
+    for r in op.results:
+        if is_float(r):
+            c = rt.ct.pop(r, None)
+            cts.append(c if c is not None else rt.zero(r.type))
+        elif is_float_array(r):
+            raise DifferentiationError("custom_vjp functions returning arrays are not supported "
+                                       "in reverse mode yet", op.loc)
+    call = rt.b.create("func.call", residuals + cts, bwd.result_types,
+                       {"callee": Symbol(bwd.sym_name)})
+    outs = iter(call.results)
+    for k, has in enumerate(callee.attrs["bwd_cts"]):
+        if not has:
+            continue
+        c = next(outs)
+        v = op.operands[k]
+        if is_float_array(v) and rt.act.active(v):
+            add_into(rt.b, rt.shadow(v), c)
+        elif is_float(v):
+            rt.accumulate(v, rt.b.cast(c, v.type))
+
+
+def _array_residual(rt, r, op):
+    if r.block is not rt.new.body:
+        raise DifferentiationError("a custom_vjp forward rule returning array residuals must be "
+                                   "called outside loops and branches in reverse mode", op.loc)
+    return r

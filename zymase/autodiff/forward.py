@@ -299,6 +299,8 @@ class ForwardTransform:
             self.clone(op)
             return
         callee = self.module[op.attrs["callee"]]
+        if "custom_jvp" in callee.attrs:
+            return self.custom_jvp_call(op, callee)
         jvp = jvp_function(self.module, callee, active, self.width, self.cache)
         args = [self.x(v) for v in op.operands]
         for k in active:
@@ -314,6 +316,26 @@ class ForwardTransform:
                 lanes = [next(rest) for _ in range(self.width)]
                 if self.act.active(op.results[k]):
                     self.tan[op.results[k]] = lanes
+
+    def custom_jvp_call(self, op, callee):
+        """Call the user's jvp rule once per lane: (primals, tangents) -> (out, tangent_out)."""
+        from ..ir.printer import Symbol
+        rule = self.module[callee.attrs["custom_jvp"]]
+        n = len(op.results)
+        args = [self.x(v) for v in op.operands]
+        lanes_out = []
+        for w in range(self.width):
+            tans = [self.t_or_zero(v, w) for v in op.operands if is_float(v) or is_float_array(v)]
+            call = self.b.create("func.call", args + tans, rule.result_types,
+                                 {"callee": Symbol(rule.sym_name)})
+            if w == 0:
+                for o, r in zip(op.results, call.results[:n]):
+                    self.map[o] = r
+            lanes_out.append(list(call.results[n:]))
+        floats = [k for k, r in enumerate(op.results) if _is_float_type(r.type)]
+        for j, k in enumerate(floats):
+            if self.act.active(op.results[k]):
+                self.tan[op.results[k]] = [lanes[j] for lanes in lanes_out]
 
     # ------------------------------------------------------------------ tape (forward over reverse)
     def op_tape_push(self, op):

@@ -68,6 +68,7 @@ class ReverseTransform:
         self.fblock: dict[Block, Block] = {}
         self.fwhile: dict = {}  # primal scf.while -> (forward op, counter result)
         self.fop: dict = {}  # primal top-level op -> its forward-sweep clone
+        self.residuals: dict = {}  # primal call of a custom_vjp function -> forward residuals
         self.fshadow: dict[Value, Value] = {}
         self.scopes: list[Scope] = []
         self.b = RuleBuilder()
@@ -139,8 +140,30 @@ class ReverseTransform:
             for old_op, new_op in zip(list(op.walk()), list(new.walk())):
                 if old_op.name == "scf.while":
                     self.fwhile[old_op] = cache.count_iterations(new_op)
+                elif old_op.name == "func.call":
+                    self._custom_forward(old_op, new_op)
             self.top_level_shadow(op)
         self.fblock[self.func.body] = self.new.body
+
+    def _custom_forward(self, call, clone) -> None:
+        """A call to a custom_vjp function runs its forward rule, which also returns residuals
+        for the backward rule."""
+        from ..ir.printer import Symbol
+        callee = self.module[call.attrs["callee"]]
+        if "custom_vjp_fwd" not in callee.attrs:
+            return
+        fwd = self.module[callee.attrs["custom_vjp_fwd"]]
+        new = Builder.before(clone).create("func.call", list(clone.operands), fwd.result_types,
+                                           {"callee": Symbol(fwd.sym_name)})
+        n = len(clone.results)
+        for old, r in zip(clone.results, new.results[:n]):
+            old.replace_all_uses_with(r)
+        for k, v in list(self.fmap.items()):
+            if v in clone.results:
+                self.fmap[k] = new.results[clone.results.index(v)]
+        clone.erase()
+        self.fop[call] = new
+        self.residuals[call] = list(new.results[n:])
 
     def top_level_shadow(self, op) -> None:
         """Shadows of active buffers created at the top level (zeroed, made in the forward

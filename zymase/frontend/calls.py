@@ -55,6 +55,8 @@ def call_object(lw, obj, args, kwargs, node):
         handler = None
     if handler is not None:
         return handler(lw, args, kwargs, node)
+    if getattr(obj, "__zymase_custom__", False):
+        return lw.call_custom(obj, args, kwargs, node)
     if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
         return lw.call_user(obj, args, kwargs, node)
     name = getattr(obj, "__qualname__", None) or repr(obj)

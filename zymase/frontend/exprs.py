@@ -412,8 +412,7 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         return call_object(self, f.obj, args, kwargs, node)
 
-    def call_user(self, fn, args, kwargs, node):
-        """Call a plain Python function: compile it for these argument types and emit func.call."""
+    def bind_params(self, fn, args, kwargs, node):
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as e:
@@ -424,7 +423,24 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                 params.append(bound.arguments[name])
             elif p.default is not inspect.Parameter.empty:
                 params.append(self.pyvalue(p.default, node))
+        return params
+
+    def call_custom(self, cf, args, kwargs, node):
+        """A call to a ``custom_jvp``/``custom_vjp`` function: its rules are lowered beside it
+        (see frontend/custom_rules.py) and the call stays a call until differentiation."""
+        from .custom_rules import lower_rules
+        params = self.bind_params(cf.fn, args, kwargs, node)
+        callee, result = self.mod.specialize(cf.fn, params, self.src.loc(node))
+        lower_rules(self, cf, callee, params, result, node)
+        return self.emit_call(callee, params, result)
+
+    def call_user(self, fn, args, kwargs, node):
+        """Call a plain Python function: compile it for these argument types and emit func.call."""
+        params = self.bind_params(fn, args, kwargs, node)
         callee, result = self.mod.specialize(fn, params, self.src.loc(node))
+        return self.emit_call(callee, params, result)
+
+    def emit_call(self, callee, params, result):
         flat_args = [v for p in params for v in _flat(p)]
         from ..ir.printer import Symbol
         op = self.b.create("func.call", flat_args, [v.type for v in _flat(result)],

@@ -2,7 +2,8 @@
 
 Expects: a module whose functions end with exactly one ``func.return`` as their last op (control
 flow is structured, so a body is a straight list of ops).  Leaves: no calls to functions that are
-not (directly or mutually) recursive; callees that are no longer called and are not marked
+not (directly or mutually) recursive and not marked ``noinline`` (functions with custom
+derivative rules, until differentiation has used them); callees that are no longer called and are not marked
 ``entry`` are removed.  Copied ops keep the callee's source locations.
 Mirrors MLIR's ``--inline`` (``mlir/lib/Transforms/InlinerPass.cpp``) with an always-inline cost
 model, and LLVM's ``AlwaysInliner`` plus ``GlobalDCE`` for the dead callees.
@@ -23,7 +24,8 @@ def inline(module: Module) -> bool:
         for f in module:
             for op in walk(f):
                 callee = _callee(op)
-                if callee in module.funcs and callee not in recursive:
+                if (callee in module.funcs and callee not in recursive
+                        and not module[callee].attrs.get("noinline")):
                     inline_call(op, module[callee])
                     inlined.add(callee)
                     progress = True
