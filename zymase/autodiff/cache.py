@@ -140,7 +140,11 @@ def _if_blocks(block) -> set:
 
 
 def _pushing_loop_inside(rt, block) -> bool:
+    """Does something inside ``block`` push a variable number of slots (a loop that pushes, or
+    a snapshot)?  Then ``block`` cannot be covered by one reservation made before it."""
     for op in block.walk():
+        if op.name == "tape.push_array":
+            return True
         if op.name in ("scf.for", "scf.while"):
             if any(rt.pushes.get(r.block) for inner in op.walk() for r in inner.regions):
                 return True

@@ -29,6 +29,7 @@ from ..ir.types import TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .activity import Activity, is_float, is_float_array
+from .memory import Memory
 from .rules import RuleBuilder
 
 VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
@@ -64,6 +65,9 @@ class ReverseTransform:
         self.active_results = list(active_results)
         self.act = Activity(func, self.active_args, self.active_results)
         self.policy = cache.Policy(func, self.act)
+        self.memory = Memory(func, self.act)
+        self.snapshots: dict = {}  # (primal loop, root buffer) -> forward tape mark
+        self.snapshot_roots: dict = {}  # primal loop -> roots snapshotted before it
         self.fmap: dict[Value, Value] = {}
         self.fblock: dict[Block, Block] = {}
         self.fwhile: dict = {}  # primal scf.while -> (forward op, counter result)
@@ -194,11 +198,90 @@ class ReverseTransform:
         block = v.block
         if block is self.func.body:
             return self.fmap[v]
-        if self.policy.recompute(v):
-            r = self.recompute(v)
-        else:
-            r = self.pop(v, self.scope_of(block))
+        op = v.op
+        if isinstance(v.type, ArrayType):
+            return self.get_array(v)
+        if op is not None and op.name == "array.load" and not self.policy.recompute(v):
+            if self.memory.reload_safe(op) and self.array_available(op.operands[0]):
+                return self.recompute(v)
+            snap = self.memory.snapshot_for(op)
+            if snap is not None:
+                idx = [self.get(i) for i in op.operands[1:]]
+                return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
+        if op is None:
+            carried = self.memory.carried_load(v)
+            if carried is not None:
+                ly, dim, shift = carried
+                idx = [self.get(i) for i in ly.operands[1:]]
+                idx[dim] = self.b.op("arith.addi", idx[dim], self.b.i64(shift))
+                snap = self.memory.snapshot_for(ly)
+                return self._memo(v, self.snapshot_read(ly.operands[0], idx, snap, v.type))
+        if self.policy.recompute(v) and (op.name != "array.load" or
+                                          self.array_available(op.operands[0])):
+            return self.recompute(v)
+        return self.pop(v, self.scope_of(block))
+
+    def array_available(self, a: Value) -> bool:
+        """Can the adjoint sweep have primal array ``a`` (made at the top level or in
+        branches, or a view of such an array)?"""
+        if a.block is self.func.body:
+            return True
+        op = a.op
+        if op is not None and op.name in VIEWS:
+            return self.array_available(op.operands[0])
+        p = a.block.parent_op if op is None else op.parent_op
+        if op is None:
+            return False  # carried by a loop or a block argument
+        while p is not self.func:
+            if p.name != "scf.if":
+                return False
+            p = p.parent_op
+        return True
+
+    def get_array(self, a: Value) -> Value:
+        op = a.op
+        if op is not None and op.name in VIEWS:
+            return self.recompute(a)
+        if not self.array_available(a):
+            raise DifferentiationError("the adjoint sweep needs an array made inside a loop "
+                                       "(not supported yet)", op.loc if op else self.func.loc)
+        fv = self.promote(self.fmap[a], self.fblock[a.block])
+        self.scopes[0].env[a] = fv
+        return fv
+
+    def _memo(self, v: Value, r: Value) -> Value:
+        self.scopes[-1].env[v] = r
         return r
+
+    def snapshot_read(self, array: Value, idx, snap, t) -> Value:
+        """The element ``array[idx]`` as it was when the snapshot of its buffer was taken."""
+        loop, root = snap
+        mark = self.snapshots.get((loop, root))
+        if mark is None:
+            b = Builder.before(self.fop[loop])
+            mark = b.create("tape.mark", [self.tape], None).result
+            b.create("tape.push_array", [self.tape, self.fmap[root]], [])
+            self.snapshots[(loop, root)] = mark
+            self.snapshot_roots.setdefault(loop, []).append(root)
+        p0 = self.forward_value(mark, loop.parent)
+        b = self.b
+        a = self.get(array)
+        off = b.op("array.offset", a, self.get(root))
+        for k, i in enumerate(idx):
+            off = b.op("arith.addi", off, b.op("arith.muli", i, b.op("array.stride", a, axis=k)))
+        if t.is_complex:
+            off = b.op("arith.muli", off, b.i64(2))
+        return b.create("tape.read", [self.tape, b.op("arith.addi", p0, off)], [t]).result
+
+    def drop_snapshots(self, loop) -> None:
+        """After the adjoint of ``loop``: discard the snapshots taken before it (newest first)."""
+        b = self.b
+        for root in reversed(self.snapshot_roots.pop(loop, [])):
+            r = self.get(root)
+            n = b.i64(2 if r.type.dtype.is_complex else 1)
+            for k in range(r.type.ndim):
+                n = b.op("arith.muli", n, b.op("array.dim", r, axis=k))
+            b.create("tape.drop", [self.tape, n], [])
 
     def recompute(self, v: Value) -> Value:
         op = v.op

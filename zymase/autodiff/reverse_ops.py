@@ -199,6 +199,7 @@ def _for(rt, op) -> None:
     loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
     res = loop.results
+    rt.drop_snapshots(op)
     for j, k in enumerate(act_c):
         rt.accumulate(op.operands[3 + k], res[j])
     for i, f in enumerate(free):

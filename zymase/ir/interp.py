@@ -471,6 +471,30 @@ def _tape_pop(frame: Frame, op: Op, args: list) -> Sequence:
     return (op.results[0].type.np_dtype.type(args[0].pop()),)
 
 
+def _tape_mark(frame: Frame, op: Op, args: list) -> Sequence:
+    return (np.int64(len(args[0])),)
+
+
+def _tape_push_array(frame: Frame, op: Op, args: list) -> Sequence:
+    args[0].extend(np.asarray(args[1]).ravel().tolist())
+    return ()
+
+
+def _tape_read(frame: Frame, op: Op, args: list) -> Sequence:
+    return (op.results[0].type.np_dtype.type(args[0][int(args[1])]),)
+
+
+def _tape_drop(frame: Frame, op: Op, args: list) -> Sequence:
+    del args[0][len(args[0]) - int(args[1]):]
+    return ()
+
+
+def _array_offset(frame: Frame, op: Op, args: list) -> Sequence:
+    view, root = args
+    delta = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return (np.int64(delta // view.itemsize),)
+
+
 def _nothing(frame: Frame, op: Op, args: list) -> Sequence:
     return ()
 
@@ -479,6 +503,8 @@ HANDLERS: dict[str, Handler] = {
     "math.digamma": _special(special.digamma), "math.trigamma": _special(special.trigamma),
     "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
     "tape.reserve": _nothing, "tape.free": _nothing,
+    "tape.mark": _tape_mark, "tape.push_array": _tape_push_array, "tape.read": _tape_read,
+    "tape.drop": _tape_drop, "array.offset": _array_offset,
     **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
     "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
     "arith.select": _select, "arith.cast": _cast,

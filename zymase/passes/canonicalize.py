@@ -338,6 +338,27 @@ def _dim(op: Op) -> bool:
     return True
 
 
+def _stride(op: Op) -> bool:
+    """Element strides of C-contiguous arrays follow from the shape."""
+    a, k = op.operands[0], op.attrs["axis"]
+    if a.type.layout != "C":
+        return False
+    b = Builder.before(op)
+    stride = b.i64(1)  # stride(a, last) = 1; stride(a, k) = prod(dim(a, j) for j > k)
+    for j in range(a.type.ndim - 1, k, -1):
+        stride = b.op("arith.muli", stride, b.op("array.dim", a, axis=j))
+    replace_op(op, [stride])
+    return True
+
+
+def _offset(op: Op) -> bool:
+    """offset(a, a) = 0."""
+    if op.operands[0] is op.operands[1]:
+        replace_op(op, [_const(op, 0, op.result.type)])
+        return True
+    return False
+
+
 def _index(op: Op) -> bool:
     if _fold(op):
         return True
@@ -548,6 +569,8 @@ RULES = {
     "arith.cast": _cast_rule,
     "rt.assert": _assert,
     "array.dim": _dim,
+    "array.stride": _stride,
+    "array.offset": _offset,
     "array.index": _index,
     "scf.if": _if,
     "scf.for": _for,

@@ -5,8 +5,10 @@ computed.  Two region-free ops are equivalent when they have the same name, oper
 order for COMMUTATIVE ops), attributes and result types; the later one is replaced when the earlier
 dominates it (same block before it, or an enclosing block before the op holding it).  Candidates
 are ops without memory effects (PURE, and ops whose only effect is MAY_RAISE: when the first one
-did not raise, the second computes the same value and does not raise either).  ``array.load`` ops
-are also merged within one block when nothing that may write memory lies between them.
+did not raise, the second computes the same value and does not raise either).  Within one block,
+a load of a location another load read, or a store wrote, with no possibly-aliasing write in
+between becomes that value (store-to-load forwarding, as in LLVM's GVN); writes forget only the
+locations whose buffers they may alias (allocations never alias arguments or each other).
 Mirrors MLIR's ``--cse`` (``mlir/lib/Transforms/CSE.cpp``: a scoped hash table over the dominance
 tree, with its simple "no write in between" rule for reads).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections import ChainMap
 
 from ..ir.core import COMMUTATIVE, MAY_RAISE, PURE, TERMINATOR, VIEW, WRITES, Block, Module, Op
+from .licm import WRITTEN_OPERANDS, may_alias, written_arrays
 from .rewrite import Effects, op_key, replace_op
 
 CSE_TRAITS = frozenset({PURE, COMMUTATIVE, MAY_RAISE, VIEW})
@@ -25,33 +28,104 @@ def cse(module: Module) -> bool:
     effects = Effects(module)
     changed = False
     for f in module:
-        changed |= _cse_block(f.body, ChainMap(), effects)
+        changed |= _cse_block(f.body, ChainMap(), effects, f)
     return changed
 
 
-def _cse_block(block: Block, scope: ChainMap, effects: Effects) -> bool:
+def _cse_block(block: Block, scope: ChainMap, effects: Effects, func) -> bool:
     """CSE ``block`` and the blocks nested in it; ``scope`` holds the ops that dominate it."""
     known = scope.new_child()
-    loads: dict[tuple, Op] = {}
+    memory = Memory(func, effects)
     changed = False
     for op in list(block.ops):
         for r in op.regions:
-            changed |= _cse_block(r.block, known, effects)
+            changed |= _cse_block(r.block, known, effects, func)
         if is_cse_candidate(op):
-            table, key = known, op_key(op, op.has_trait(COMMUTATIVE))
+            key = op_key(op, op.has_trait(COMMUTATIVE))
+            prev = known.get(key)
+            if prev is None:
+                known[key] = op
+            else:
+                replace_op(op, prev.results)
+                changed = True
         elif op.name == "array.load":
-            table, key = loads, op_key(op)
-        else:
-            if WRITES in effects.of(op):
-                loads.clear()  # a write may change what any earlier load read
-            continue
-        prev = table.get(key)
-        if prev is None:
-            table[key] = op
-        else:
-            replace_op(op, prev.results)
-            changed = True
+            value = memory.get(op)
+            if value is None:
+                memory.remember(op.operands[0], op.operands[1:], op.result)
+            else:
+                replace_op(op, [value])
+                changed = True
+        elif WRITES in effects.of(op):
+            memory.write(op)
     return changed
+
+
+class Memory:
+    """What is known to be stored where, within one block: (array value, index values) -> value."""
+
+    def __init__(self, func, effects):
+        self.func, self.effects = func, effects
+        self.known: dict[tuple, tuple] = {}  # key -> (array, value)
+
+    @staticmethod
+    def key(array, indices) -> tuple:
+        return (array, *indices)
+
+    def get(self, load: Op):
+        hit = self.known.get(self.key(load.operands[0], load.operands[1:]))
+        return hit[1] if hit is not None else None
+
+    def remember(self, array, indices, value) -> None:
+        self.known[self.key(array, indices)] = (array, value)
+
+    def write(self, op: Op) -> None:
+        if op.name == "array.store":
+            self._forget(op.operands[1], op.operands[2:])
+            self.remember(op.operands[1], op.operands[2:], op.operands[0])
+            return
+        if op.regions or op.name in WRITTEN_OPERANDS:
+            written = (written_arrays(op, self.effects) if op.regions else
+                       [op.operands[i] for i in WRITTEN_OPERANDS[op.name]])
+            for a in written:
+                self._forget(a)
+            return
+        self.known.clear()  # a call: anything may change
+
+    def _forget(self, array, indices=None) -> None:
+        for k, (a, _) in list(self.known.items()):
+            if not may_alias(a, array, self.func):
+                continue
+            if indices is not None and a is array and _differs(k[1:], indices):
+                continue  # same view, provably another element: a[i] vs a[i + 1]
+            del self.known[k]
+
+
+def _differs(idx_a, idx_b) -> bool:
+    """Do two index tuples of one view name different elements for sure?"""
+    for x, y in zip(idx_a, idx_b):
+        bx, cx = _base_offset(x)
+        by, cy = _base_offset(y)
+        if bx is by and cx != cy:
+            return True
+    return False
+
+
+def _base_offset(v):
+    """(base, c) with v == base + c (base None for a constant)."""
+    from .rewrite import constant_value
+    c = constant_value(v)
+    if c is not None:
+        return None, c
+    op = v.op
+    if op is not None and op.name in ("arith.addi", "arith.subi"):
+        k = constant_value(op.operands[1])
+        if k is not None:
+            return op.operands[0], (k if op.name == "arith.addi" else -k)
+        if op.name == "arith.addi":
+            k = constant_value(op.operands[0])
+            if k is not None:
+                return op.operands[1], k
+    return v, 0
 
 
 def is_cse_candidate(op: Op) -> bool:

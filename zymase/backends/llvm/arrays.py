@@ -193,3 +193,12 @@ def _matmul(em, op):
     st = [array_struct(t.ndim) for t in (ta, tb, to)]
     em.emit(f"call void @{fn}({st[0]} {a}, {st[1]} {b}, {st[2]} {out})")
     return []
+
+
+@emitter("array.offset")
+def _offset(em, op):
+    v, r = _ops(em, op)
+    vt, rt = (x.type for x in op.operands)
+    dv = em.assign(f"ptrtoint ptr {field(em, v, vt, DATA)} to i64")
+    dr = em.assign(f"ptrtoint ptr {field(em, r, rt, DATA)} to i64")
+    return [em.assign(f"sdiv exact i64 {em.assign(f'sub i64 {dv}, {dr}')}, {vt.dtype.nbytes}")]

@@ -132,3 +132,92 @@ def _pop(em, op):
 
 
 _ = literal
+
+
+@emitter("tape.mark")
+def _mark(em, op):
+    t = em.val(op.operands[0])
+    return [em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")]
+
+
+@emitter("tape.push_array")
+def _push_array(em, op):
+    """Append every element of a C-contiguous array, one slot each (two for complex)."""
+    from .arrays import field, shape
+    from .types import BASE  # noqa: F401
+    t = em.val(op.operands[0])
+    a, at = em.val(op.operands[1]), op.operands[1].type
+    per = 2 if at.dtype.is_complex else 1
+    n = "1"
+    for d in shape(em, a, at):
+        n = em.assign(f"mul i64 {n}, {d}") if n != "1" else d
+    slots_n = em.assign(f"mul i64 {n}, {per}")
+    em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {slots_n})")
+    data = field(em, a, at, 1)
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    pos = em.assign(f"load i64, ptr {posp}")
+    buf = em.assign(f"load ptr, ptr {t}")
+    dst = em.assign(f"getelementptr i64, ptr {buf}, i64 {pos}")
+    et = SCALAR[str(at.dtype)]
+    if at.dtype in _COPYABLE:
+        nbytes = em.assign(f"mul i64 {slots_n}, 8")
+        em.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {data}, i64 {nbytes}, i1 false)")
+    else:  # widen each element into its slot
+        loop, body, done = em.label("snap"), em.label("snapb"), em.label("snapd")
+        pre = em.cur
+        em.emit(f"br label %{loop}")
+        em.start(loop)
+        i = em.fresh("si")
+        pos_line = len(em.lines)
+        more = em.assign(f"icmp slt i64 {i}, {n}")
+        em.emit(f"br i1 {more}, label %{body}, label %{done}")
+        em.start(body)
+        src = em.assign(f"getelementptr {et}, ptr {data}, i64 {i}")
+        v = em.assign(f"load {et}, ptr {src}")
+        for k, sv in enumerate(_slot_values(em, v, at.dtype)):
+            off = em.assign(f"add i64 {em.assign(f'mul i64 {i}, {per}')}, {k}")
+            em.emit(f"store i64 {sv}, ptr {em.assign(f'getelementptr i64, ptr {dst}, i64 {off}')}")
+        nxt = em.assign(f"add i64 {i}, 1")
+        em.emit(f"br label %{loop}")
+        em.lines.insert(pos_line, f"  {i} = phi i64 [0, %{pre}], [{nxt}, %{body}]")
+        em.start(done)
+    em.emit(f"store i64 {em.assign(f'add i64 {pos}, {slots_n}')}, ptr {posp}")
+    return []
+
+
+_COPYABLE = set()  # f64/i64 elements are already 8-byte slots
+
+
+def _init_copyable():
+    from ...ir.types import F64, I64
+    _COPYABLE.update({F64, I64})
+
+
+_init_copyable()
+
+
+@emitter("tape.read")
+def _read(em, op):
+    t, p = (em.val(v) for v in op.operands)
+    ty = op.results[0].type
+    buf = em.assign(f"load ptr, ptr {t}")
+    n = 2 if ty.is_complex else 1
+    vals = []
+    for k in range(n):
+        slot = em.assign(f"add i64 {p}, {k}")
+        vals.append(em.assign(f"load i64, ptr {em.assign(f'getelementptr i64, ptr {buf}, i64 {slot}')}"))
+    if not ty.is_complex:
+        return [_from_slot(em, vals[0], ty)]
+    parts = [_from_slot(em, s, ty.real_type) for s in vals]
+    lt, ft = SCALAR[str(ty)], SCALAR[str(ty.real_type)]
+    x = em.assign(f"insertvalue {lt} poison, {ft} {parts[0]}, 0")
+    return [em.assign(f"insertvalue {lt} {x}, {ft} {parts[1]}, 1")]
+
+
+@emitter("tape.drop")
+def _drop(em, op):
+    t, n = (em.val(v) for v in op.operands)
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    cur = em.assign(f"load i64, ptr {posp}")
+    em.emit(f"store i64 {em.assign(f'sub i64 {cur}, {n}')}, ptr {posp}")
+    return []

@@ -202,3 +202,17 @@ class Relayout(SimpleOp):
     n_operands = 1
     traits = frozenset({PURE, VIEW})
     __slots__ = ()
+
+
+class Offset(SimpleOp):
+    """``%k = array.offset %view, %root : i64``: how many elements ``view``'s first element lies
+    after ``root``'s (both view one buffer)."""
+
+    name = "array.offset"
+    n_operands = 2
+    traits = frozenset({PURE})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64]

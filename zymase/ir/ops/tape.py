@@ -5,6 +5,9 @@
   instead of one per push).
 * ``tape.push %t, %v`` pushes a scalar (complex values take two slots, others one).
 * ``%v = tape.pop %t : T`` pops the value pushed last.
+* ``%p = tape.mark %t : i64`` the current position; ``tape.push_array %t, %a`` pushes every
+  element of a C-contiguous array (a snapshot); ``%v = tape.read %t, %pos : T`` reads the slot
+  at an absolute position (an element of a snapshot); ``tape.drop %t, %n`` discards ``n`` slots.
 
 Pushes happen in the forward sweep, pops in exactly the reverse order in the adjoint sweep.
 All four have effects: passes never move, merge or drop them.
@@ -69,6 +72,41 @@ class Pop(SimpleOp):
         super().verify()
         if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ScalarType):
             raise VerifyError("tape.pop needs a tape and gives a scalar")
+
+
+class Mark(SimpleOp):
+    name = "tape.mark"
+    n_operands = 1
+    traits = frozenset({READS})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        from ..types import I64
+        return [I64]
+
+
+class PushArray(SimpleOp):
+    name = "tape.push_array"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+
+class Read(SimpleOp):
+    name = "tape.read"
+    n_operands = 2
+    traits = frozenset({READS})
+    __slots__ = ()
+
+
+class Drop(SimpleOp):
+    name = "tape.drop"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
 
 
 def slots(t: ScalarType) -> int:
