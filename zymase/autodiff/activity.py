@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from ..ir.core import Func, Op, Value
 from ..ir.types import ArrayType, ScalarType
-from .rules import LINEAR, PARTIALS
+from .rules import LINEAR, PARTIALS, ZERO
+
+# ops whose results are not differentiable values (indices, shapes, views, tape bookkeeping)
+NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.alloc",
+              "array.const", "array.subview", "array.broadcast", "array.transpose",
+              "array.relayout", "tape.new", "tape.mark", "tape.read", "scf.yield",
+              "scf.condition", "func.return"}
 
 VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
 
@@ -124,7 +130,8 @@ class Activity:
                         changed |= self._vary_roots(v)
                 for r in op.results:
                     changed |= self._mark_varied(r)
-        elif name in PARTIALS or name in LINEAR:
+        elif name not in ZERO and not op.regions and name not in NOT_VALUES:
+            # an op with a rule, or without one (then the transforms refuse it by name)
             if any(self.varied_value(v) for v in op.operands):
                 for r in op.results:
                     changed |= self._mark_varied(r)
@@ -166,7 +173,7 @@ class Activity:
             pop = self.popped.get(op.attrs["pair"])
             if pop is not None and pop.result in self.useful:
                 changed |= self._mark_useful(op.operands[1])
-        elif name in PARTIALS or name in LINEAR:
+        elif name not in ZERO and not op.regions and name not in NOT_VALUES:
             if any(r in self.useful for r in op.results):
                 for v in op.operands:
                     changed |= self._mark_useful(v)
@@ -187,6 +194,9 @@ def _region_flows(op: Op):
             yield body.args[k + 1], init
             yield body.args[k + 1], yields[k]
             yield op.results[k], yields[k]
+            # a carried position is one variable: its argument and result share activity
+            yield op.results[k], body.args[k + 1]
+            yield body.args[k + 1], op.results[k]
     elif name == "scf.if":
         for r in op.regions:
             for k, y in enumerate(r.block.terminator.operands):
@@ -201,6 +211,8 @@ def _region_flows(op: Op):
         for k, fwd in enumerate(cond):
             yield after.args[k], fwd
             yield op.results[k], fwd
+            yield op.results[k], after.args[k]
+            yield after.args[k], op.results[k]
 
 
 def _scalar_flows(op: Op):

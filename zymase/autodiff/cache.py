@@ -76,7 +76,8 @@ def count_iterations(w: Op):
     before.terminator._add_operand(cb)
     ca = after.add_arg(I64, "trips")
     yld = after.terminator
-    nxt = Builder.before(yld).op("arith.addi", ca, Builder.before(yld).i64(1))
+    one = Builder.before(yld).i64(1)
+    nxt = Builder.before(yld).op("arith.addi", ca, one)
     yld._add_operand(nxt)
     regions = list(w.regions)
     w.regions = []

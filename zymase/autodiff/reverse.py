@@ -144,6 +144,7 @@ class ReverseTransform:
             for old_op, new_op in zip(list(op.walk()), list(new.walk())):
                 if old_op.name == "scf.while":
                     self.fwhile[old_op] = cache.count_iterations(new_op)
+                    self._remap(dict(zip(new_op.results, self.fwhile[old_op][0].results)))
                 elif old_op.name == "func.call":
                     self._custom_forward(old_op, new_op)
             self.top_level_shadow(op)
@@ -169,10 +170,17 @@ class ReverseTransform:
         self.fop[call] = new
         self.residuals[call] = list(new.results[n:])
 
+    def _remap(self, remap: dict) -> None:
+        """Point the transform's tables at replacement values."""
+        for table in (self.fmap, self.fshadow):
+            for k, v in list(table.items()):
+                if v in remap:
+                    table[k] = remap[v]
+
     def top_level_shadow(self, op) -> None:
         """Shadows of active buffers created at the top level (zeroed, made in the forward
         sweep so that every reverse region can use them)."""
-        if not op.results or not is_float_array(op.results[0]) or not self.act.active(op.result):
+        if len(op.results) != 1 or not is_float_array(op.result) or not self.act.active(op.result):
             return
         if op.name == "array.alloc":
             dims = [self.fmap[d] for d in op.operands]

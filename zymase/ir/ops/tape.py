@@ -77,7 +77,7 @@ class Pop(SimpleOp):
 class Mark(SimpleOp):
     name = "tape.mark"
     n_operands = 1
-    traits = frozenset({READS})
+    traits = _EFFECTS  # position-dependent: never moved
     __slots__ = ()
 
     @classmethod
@@ -97,7 +97,7 @@ class PushArray(SimpleOp):
 class Read(SimpleOp):
     name = "tape.read"
     n_operands = 2
-    traits = frozenset({READS})
+    traits = _EFFECTS
     __slots__ = ()
 
 
