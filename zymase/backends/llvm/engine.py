@@ -71,8 +71,9 @@ def _bind_python_symbols():
     """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses."""
     global _BOUND
     if not _BOUND:
+        from .blas import symbols
         from .pyentry import python_symbols
-        for name, addr in python_symbols().items():
+        for name, addr in {**python_symbols(), **symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True
 

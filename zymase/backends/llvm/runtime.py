@@ -15,6 +15,8 @@ declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
 declare double @fmod(double, double)
 declare float @fmodf(float, float)
+declare void @zy.cblas_dgemm(i32, i32, i32, i64, i64, i64, double, ptr, i64, ptr, i64, double, ptr, i64)
+declare void @zy.cblas_sgemm(i32, i32, i32, i64, i64, i64, float, ptr, i64, ptr, i64, float, ptr, i64)
 attributes #0 = { nounwind }
 attributes #1 = { nounwind willreturn memory(none) }
 attributes #2 = { nounwind alwaysinline }
@@ -357,6 +359,30 @@ def runtime_ir() -> str:
     return "\n".join(parts)
 
 
+def _blas_call(t, et) -> list[str]:
+    """Call gemm when a, b and out are row-major with unit inner stride and big enough."""
+    from .blas import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, MIN_FLOPS
+    fn = "zy.cblas_dgemm" if str(t.dtype) == "f64" else "zy.cblas_sgemm"
+    one = "1.0"
+    lines = []
+    conds = []
+    for x in ("a", "b", "o"):
+        lines.append(f"  %{x}.unit = icmp eq i64 %{x}.cs, 1")
+        lines.append(f"  %{x}.ld = call i64 @llvm.smax.i64(i64 %{x}.cn, i64 1)")
+        lines.append(f"  %{x}.row = icmp eq i64 %{x}.rs, %{x}.ld")
+        lines.append(f"  %{x}.ok = and i1 %{x}.unit, %{x}.row")
+        conds.append(f"%{x}.ok")
+    lines += [f"  %lay1 = and i1 {conds[0]}, {conds[1]}", f"  %lay = and i1 %lay1, {conds[2]}",
+              "  %mn = mul i64 %a.rn, %b.cn", "  %mnk = mul i64 %mn, %a.cn",
+              f"  %big = icmp sge i64 %mnk, {MIN_FLOPS}", "  %useblas = and i1 %lay, %big",
+              "  br i1 %useblas, label %blas, label %loops", "blas:",
+              f"  call void @{fn}(i32 {CBLAS_ROW_MAJOR}, i32 {CBLAS_NO_TRANS}, "
+              f"i32 {CBLAS_NO_TRANS}, i64 %a.rn, i64 %b.cn, i64 %a.cn, {et} {one}, "
+              f"ptr %a.data, i64 %a.ld, ptr %b.data, i64 %b.ld, {et} 0.0, ptr %o.data, i64 %o.ld)",
+              "  ret void", "loops:", "  br label %pre", "pre:"]
+    return lines
+
+
 def matmul_ir(fn: str, ta, tb, to) -> str:
     """A loop kernel ``out = a @ b`` for ranks (2,2), (2,1), (1,2) on any strides."""
     et = {"f64": "double", "f32": "float", "c128": "{double, double}",
@@ -381,9 +407,14 @@ def matmul_ir(fn: str, ta, tb, to) -> str:
     body = [f"define internal void @{fn}({sa} %a, {sb} %b, {so} %o) #0 {{", "entry:"]
     body += dims2("a", ta, sa, True) + dims2("b", tb, sb, False) + dims2("o", to, so,
                                                                           ta.ndim == 1)
+    from . import blas
+    if (ta.ndim, tb.ndim) == (2, 2) and blas.available(ta.dtype):
+        body += _blas_call(ta, et)
+    else:
+        body += ["  br label %pre", "pre:"]
     body += f"""  br label %li
 li:
-  %i = phi i64 [0, %entry], [%i1, %lj.end]
+  %i = phi i64 [0, %pre], [%i1, %lj.end]
   %ic = icmp slt i64 %i, %a.rn
   br i1 %ic, label %lj, label %exit
 lj:

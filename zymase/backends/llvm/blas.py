@@ -1,0 +1,40 @@
+"""BLAS for matrix products: NumPy's bundled OpenBLAS (``scipy_cblas_dgemm64_``, 64-bit
+integers) when it can be found, bound for MCJIT as ``zy.cblas_dgemm`` / ``zy.cblas_sgemm``.
+Without it the matmul kernels use their loops only."""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+
+_FOUND: dict | None = None
+CBLAS_ROW_MAJOR, CBLAS_NO_TRANS = 101, 111
+MIN_FLOPS = 4096  # smaller products run the loops (a BLAS call costs more than it saves)
+
+
+def symbols() -> dict[str, int]:
+    """{"zy.cblas_dgemm": address, "zy.cblas_sgemm": address} or {} when not found."""
+    global _FOUND
+    if _FOUND is None:
+        _FOUND = {}
+        try:
+            import numpy
+            libdir = os.path.join(os.path.dirname(numpy.__file__), "..", "numpy.libs")
+            for path in glob.glob(os.path.join(libdir, "libscipy_openblas*.so*")):
+                lib = ctypes.CDLL(path)
+                for ours, theirs in (("zy.cblas_dgemm", "scipy_cblas_dgemm64_"),
+                                     ("zy.cblas_sgemm", "scipy_cblas_sgemm64_")):
+                    fn = getattr(lib, theirs, None)
+                    if fn is not None:
+                        _FOUND[ours] = ctypes.cast(fn, ctypes.c_void_p).value
+                if _FOUND:
+                    break
+        except OSError:
+            _FOUND = {}
+    return _FOUND
+
+
+def available(dtype) -> bool:
+    name = {"f64": "zy.cblas_dgemm", "f32": "zy.cblas_sgemm"}.get(str(dtype))
+    return name is not None and name in symbols()
