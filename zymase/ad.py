@@ -54,6 +54,11 @@ class _Compiled:
 
 
 def _options(**kw) -> Options:
+    """``disable`` names optimization passes and reverse-mode cache optimizations to switch off
+    (see passes/pipeline.py and autodiff/reverse.OPTIMIZATIONS)."""
+    unknown = set(kw) - {"fastmath", "boundscheck", "disable"}
+    if unknown:
+        raise TypeError(f"unknown options {sorted(unknown)}")
     return Options(fastmath=kw.get("fastmath", False), boundscheck=kw.get("boundscheck", True),
                    disable=frozenset(kw.get("disable", ())))
 
@@ -140,7 +145,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
 
     def wrapper(*args):
         try:
-            return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
+            return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, True)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
@@ -149,11 +154,11 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     return wrapper
 
 
-def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad):
+def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_primal):
     fn = comp.fn
     nums = _argnums(argnums, len(args), fn)
     _check_differentiable(args, nums, fn)
-    req = Request("rev", nums, 1, (0,), optimize_before_ad)
+    req = Request("rev", nums, 1, (0,), optimize_before_ad, keep_primal or has_aux)
     d = comp.get(args, req)
     desc = d.result
     scalar_desc = desc[1][0] if has_aux else desc
@@ -172,7 +177,8 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad):
     seed = scalar_desc[1].np_dtype.type(1.0)
     out = d.call(flat + list(shadows.values()) + [seed])
     from .compiler import rebuild_result
-    primal = rebuild_result(desc, out[:d.n_flat_results])
+    primal = rebuild_result(desc, out[:d.n_flat_results]) if d.n_flat_results or \
+        desc[0] == "p" else None
     adjoints = iter(out[d.n_flat_results:])
     per_arg = {k: {} for k in nums}
     for i in d.flat_active:
@@ -204,10 +210,13 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
 
         >>> zymase.grad(lambda_free_f)(x)        # doctest: +SKIP
     """
-    vg = value_and_grad(fn, argnums, has_aux, optimize_before_ad=optimize_before_ad, **options)
+    comp = _Compiled(fn, _options(**options))
 
     def wrapper(*args):
-        value, g = vg(*args)
+        try:
+            value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, False)
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
         return (g, value[1]) if has_aux else g
 
     wrapper.__wrapped__ = fn

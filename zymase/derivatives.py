@@ -38,6 +38,7 @@ class Request:
     width: int = 1
     results: tuple = (0,)
     optimize_before_ad: bool = True
+    primal: bool = True  # reverse mode: also return the primal results
 
 
 @dataclass
@@ -95,9 +96,11 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     if req.mode == "fwd":
         dfunc = jvp_function(ml.module, func, flat_active, req.width)
     elif req.mode == "rev":
-        dfunc = grad_function(ml.module, func, flat_active, list(req.results))
+        dfunc = grad_function(ml.module, func, flat_active, list(req.results),
+                              keep_primal=req.primal, disable=options.disable)
     else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
-        g = grad_function(ml.module, func, flat_active, list(req.results))
+        g = grad_function(ml.module, func, flat_active, list(req.results),
+                          disable=options.disable)
         n = len(func.args)
         shadows = [n + j for j, i in enumerate(a for a in flat_active
                                                  if isinstance(func.args[a].type, ArrayType))]
@@ -113,6 +116,8 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     d = ml.module[dfunc.sym_name]
     entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)
     n_res = len(flatten(result)) if result is not None else 0
+    if req.mode == "rev" and not req.primal:
+        n_res = 0
     return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
                       ml.module, d.sym_name, pos, n_res)
 

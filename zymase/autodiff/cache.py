@@ -49,14 +49,17 @@ class Policy:
         roots = self.act.roots.get(array)
         return roots is not None and not (roots & self.written)
 
+    disable: frozenset = frozenset()
+
     def recompute(self, v: Value) -> bool:
+        """Cheap pure ops (not loads: see ReverseTransform.how)."""
         op = v.op
-        if op is None or op.regions:
+        if op is None or op.regions or op.name == "array.load":
             return False
-        if op.name == "array.load":
-            return self.read_only(op.operands[0])
         if op.name in ALWAYS_RECOMPUTE:
             return True
+        if "recompute" in self.disable and op.name != "arith.constant":
+            return False
         return op.has_trait(PURE) and op.name not in EXPENSIVE
 
 

@@ -26,6 +26,8 @@ WRITTEN = {"array.store": (1,), "linalg.matmul": (2,)}
 
 
 class Memory:
+    disable: frozenset = frozenset()
+
     def __init__(self, func, act):
         self.func, self.act = func, act
         self.writes: list[tuple[Op, set]] = []

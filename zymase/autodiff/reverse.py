@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
-from ..ir.core import Block, Func, Module, Region, Value
+from ..ir.core import PURE, Block, Func, Module, Region, Value
 from ..ir.types import TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
@@ -35,13 +35,23 @@ from .rules import RuleBuilder
 VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
 
 
+# cache optimizations that ``disable`` can switch off (ablations), see cache.py / memory.py
+OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried")
+
+
 def grad_function(module: Module, func: Func, active_args, active_results,
-                  registry: dict | None = None) -> Func:
+                  registry: dict | None = None, keep_primal: bool = True,
+                  disable=frozenset()) -> Func:
+    """``keep_primal=False`` drops the primal results from the returned values, so that a
+    forward sweep nothing else needs can be removed (``grad`` without the value)."""
     registry = {} if registry is None else registry
-    key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results))
+    key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
-    return ReverseTransform(module, func, active_args, active_results, registry).build()
+    rt = ReverseTransform(module, func, active_args, active_results, registry)
+    rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
+    rt.policy.disable = rt.memory.disable = rt.disable
+    return rt.build()
 
 
 class Scope:
@@ -76,6 +86,8 @@ class ReverseTransform:
         self.fshadow: dict[Value, Value] = {}
         self.scopes: list[Scope] = []
         self.b = RuleBuilder()
+        self.keep_primal, self.disable = True, frozenset()
+        self.decisions: list = []  # (value, how) for tape_report
         self.pushes: dict[Block, int] = {}  # forward block -> tape slots pushed per execution
         self.pairs = 0
 
@@ -86,9 +98,12 @@ class ReverseTransform:
         scalars = [i for i in self.active_args if is_float(f.args[i])]
         arg_types = list(f.arg_types) + [f.args[i].type for i in arrays]
         arg_types += [f.result_types[k] for k in self.active_results]
-        res_types = list(f.result_types) + [f.args[i].type for i in scalars]
-        new = Func(f"{f.sym_name}.grad", arg_types, res_types, loc=f.loc)
-        self.registry[(f.sym_name, tuple(self.active_args), tuple(self.active_results))] = new
+        primal_types = list(f.result_types) if self.keep_primal else []
+        res_types = primal_types + [f.args[i].type for i in scalars]
+        suffix = "" if self.keep_primal else ".noprimal"
+        new = Func(f"{f.sym_name}.grad{suffix}", arg_types, res_types, loc=f.loc)
+        self.registry[(f.sym_name, tuple(self.active_args), tuple(self.active_results),
+                       self.keep_primal)] = new
         self.module.add(new)
         self.new = new
         args = iter(new.args)
@@ -112,7 +127,7 @@ class ReverseTransform:
         for op in list(top.rblock.ops):
             op.detach()
             new.body.append(op)
-        outs = [self.fmap[v] for v in ret.operands]
+        outs = [self.fmap[v] for v in ret.operands] if self.keep_primal else []
         with self.b.at(new.body):
             for i in scalars:
                 outs.append(top.ct.get(f.args[i]) or self.b.const(0, f.args[i].type))
@@ -209,25 +224,62 @@ class ReverseTransform:
         op = v.op
         if isinstance(v.type, ArrayType):
             return self.get_array(v)
-        if op is not None and op.name == "array.load" and not self.policy.recompute(v):
-            if self.memory.reload_safe(op) and self.array_available(op.operands[0]):
-                return self.recompute(v)
-            snap = self.memory.snapshot_for(op)
-            if snap is not None:
-                idx = [self.get(i) for i in op.operands[1:]]
-                return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
-        if op is None:
-            carried = self.memory.carried_load(v)
-            if carried is not None:
-                ly, dim, shift = carried
-                idx = [self.get(i) for i in ly.operands[1:]]
-                idx[dim] = self.b.op("arith.addi", idx[dim], self.b.i64(shift))
-                snap = self.memory.snapshot_for(ly)
-                return self._memo(v, self.snapshot_read(ly.operands[0], idx, snap, v.type))
-        if self.policy.recompute(v) and (op.name != "array.load" or
-                                          self.array_available(op.operands[0])):
+        how = self.how(v)
+        self.decisions.append((v, how))
+        if how == "recompute" or how == "reload":
             return self.recompute(v)
+        if how == "snapshot":
+            snap = self.memory.snapshot_for(op)
+            idx = [self.get(i) for i in op.operands[1:]]
+            return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
+        if how == "carried":
+            ly, dim, shift = self.memory.carried_load(v)
+            idx = [self.get(i) for i in ly.operands[1:]]
+            idx[dim] = self.b.op("arith.addi", idx[dim], self.b.i64(shift))
+            snap = self.memory.snapshot_for(ly)
+            return self._memo(v, self.snapshot_read(ly.operands[0], idx, snap, v.type))
         return self.pop(v, self.scope_of(block))
+
+    def how(self, v: Value) -> str:
+        """How the adjoint sweep obtains primal scalar ``v`` (not at the top level): "recompute",
+        "reload", "snapshot", "carried" or "tape"."""
+        op = v.op
+        if op is None:
+            if "carried" not in self.disable and self.memory.carried_load(v) is not None:
+                return "carried"
+            return "tape"
+        if op.name == "array.load":
+            if not self.array_available(op.operands[0]):
+                return "tape"
+            if "reload" not in self.disable and (self.policy.read_only(op.operands[0]) or
+                                                 self.memory.reload_safe(op)):
+                return "reload"
+            if "snapshot" not in self.disable and self.memory.snapshot_for(op) is not None:
+                return "snapshot"
+            return "tape"
+        if self.policy.recompute(v):
+            return "recompute"
+        if (op.name in cache.EXPENSIVE and "recompute_expensive" not in self.disable
+                and self.tape_free(v)):
+            return "recompute"
+        return "tape"
+
+    def tape_free(self, v: Value, depth: int = 8) -> bool:
+        """Can ``v`` be had in the adjoint sweep without anything on the tape?"""
+        if v.block is self.func.body or any(v in s.env for s in self.scopes):
+            return True
+        op = v.op
+        if op is None:
+            p = v.block.parent_op
+            return p is not None and p.name == "scf.for" and v is p.regions[0].block.args[0]
+        if depth == 0 or op.regions:
+            return False
+        if op.name == "array.load":
+            return self.array_available(op.operands[0]) and (
+                self.policy.read_only(op.operands[0]) or self.memory.reload_safe(op))
+        if not (op.has_trait(PURE) or op.name in cache.ALWAYS_RECOMPUTE):
+            return False
+        return all(self.tape_free(x, depth - 1) for x in op.operands)
 
     def array_available(self, a: Value) -> bool:
         """Can the adjoint sweep have primal array ``a`` (made at the top level or in
