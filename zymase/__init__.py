@@ -13,6 +13,7 @@ from .enzyme import (  # noqa: F401
 )
 from .api import JitFunction, explain, jit  # noqa: F401
 from .custom import custom_jvp, custom_vjp  # noqa: F401
+from .tape_report import tape_report  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,

@@ -69,7 +69,8 @@ def flat_leaves(tpl, prefix=()):
     return []
 
 
-def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
+def compile_derivative(fn, args, req: Request, options: Options,
+                       counting: bool = False) -> Derivative:
     name = getattr(fn, "__name__", "function")
     templates = [param_template(a, f"argument {k} of {name}()") for k, a in enumerate(args)]
     ml = ModuleLowerer(options)
@@ -82,6 +83,9 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     allow_inlining(ml.module, keep=lambda f: rule in f.attrs)
     if req.optimize_before_ad:
         optimize(ml.module, options, dump)
+    else:  # the ablation: differentiate unoptimized IR (calls still inlined: reverse mode
+        from .passes.inline import inline  # supports calls only for recursion)
+        inline(ml.module)
     flat_active, leaf_of, pos = [], {}, 0
     for k, tpl in enumerate(templates):
         for path, leaf in flat_leaves(tpl):
@@ -111,7 +115,7 @@ def compile_derivative(fn, args, req: Request, options: Options) -> Derivative:
     allow_inlining(ml.module)
     optimize(ml.module, options, dump)
     lifetime(ml.module)
-    text, errors, symbol, _ = generate(ml.module, dfunc.sym_name, options.fastmath)
+    text, errors, symbol, _ = generate(ml.module, dfunc.sym_name, options.fastmath, counting)
     compiled = compile_ir(text)
     d = ml.module[dfunc.sym_name]
     entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)

@@ -51,7 +51,9 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     rt = ReverseTransform(module, func, active_args, active_results, registry)
     rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
     rt.policy.disable = rt.memory.disable = rt.disable
-    return rt.build()
+    new = rt.build()
+    module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
+    return new
 
 
 class Scope:

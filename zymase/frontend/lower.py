@@ -137,6 +137,8 @@ class FunctionLowerer(ExprLowerer):
 
     def assign(self, target, value):
         if isinstance(target, ast.Name):
+            if isinstance(value, (Scalar, Array)) and not value.value.hint:
+                value.value.hint = target.id  # names in explain() and tape_report()
             self.symtab[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.unpack(value, len(target.elts), target)

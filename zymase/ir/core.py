@@ -294,6 +294,7 @@ class Module:
     """A set of functions, one of which is usually the entry called from Python."""
 
     def __init__(self, funcs: list[Func] = ()):
+        self.meta: dict = {}  # side information passes and transforms leave (not printed)
         self.funcs: dict[str, Func] = {}
         for f in funcs:
             self.add(f)

@@ -27,10 +27,12 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("inline", inline),  # calls to non-recursive functions -> the callee's body
     ("canonicalize", canonicalize),  # fold constants, algebraic identities, dead branches/loops
     ("cse", cse),  # one op per distinct pure computation (and per load between writes)
+    ("canonicalize", canonicalize),  # fold what CSE exposed (checks of equal dims)
     ("licm", licm),  # loop-invariant code out of loops (guarded when the loop may not run)
     ("boundscheck", boundscheck),  # prove index checks, version loops on the rest
     ("canonicalize", canonicalize),  # clean up what hoisting exposed
     ("cse", cse),
+    ("licm", licm),  # what the removed checks no longer pin inside loops
     ("dce", dce),  # unused ops, dead loops and never-read buffers
 ]
 

@@ -9,10 +9,11 @@ from .entry import entry_ir
 from .runtime import runtime_ir
 
 
-def generate(module: Module, entry: str, fastmath: bool = False):
+def generate(module: Module, entry: str, fastmath: bool = False, counting: bool = False):
     """(LLVM IR text, error table, entry symbol, fast-entry symbol or None) for ``module``
-    called through ``entry``."""
-    me = ModuleEmitter(fastmath)
+    called through ``entry``.  ``counting`` counts tape slots per push site into the global
+    ``zy.tape_counts`` (the sites are then in ``module.meta["tape_sites"]``)."""
+    me = ModuleEmitter(fastmath, counting)
     for f in module:
         me.funcs.append(FunctionEmitter(me, f, module).emit_function())
     func = module[entry]
@@ -22,4 +23,6 @@ def generate(module: Module, entry: str, fastmath: bool = False):
         me.globals.append(pyentry.declarations())
         me.funcs.append(pyentry.fast_entry_ir(func, bool(func.attrs.get("noalias"))))
         fast = f"zy.fast.{entry}"
+    if counting:
+        module.meta["tape_sites"] = me.sites
     return me.text(runtime_ir()), me.errors, f"zy.entry.{entry}", fast

@@ -21,8 +21,10 @@ COLD_CALL = "!{!\"branch_weights\", i32 1, i32 1048575}"
 class ModuleEmitter:
     """Collects functions, globals, declarations and the error table of one LLVM module."""
 
-    def __init__(self, fastmath: bool):
+    def __init__(self, fastmath: bool, counting: bool = False):
         self.fastmath = fastmath
+        self.counting = counting  # count tape slots per push site (tape_report)
+        self.sites: list = []  # op of each counted push site
         self.globals: list[str] = []
         self.declares: set[str] = set()
         self.errors: list[tuple] = []  # error id - 1 -> (kind, msg, loc)
@@ -42,6 +44,13 @@ class ModuleEmitter:
     def declare(self, text: str) -> None:
         self.declares.add(text)
 
+    def count_site(self, op) -> int | None:
+        """The counter index of a tape push op (None when not counting)."""
+        if not self.counting:
+            return None
+        self.sites.append(op)
+        return len(self.sites) - 1
+
     def request_matmul(self, fn: str, ta, tb, to) -> None:
         if fn not in self._kernels:
             from .runtime import matmul_ir
@@ -49,6 +58,9 @@ class ModuleEmitter:
             self.funcs.append(matmul_ir(fn, ta, tb, to))
 
     def text(self, runtime: str) -> str:
+        if self.counting:
+            self.globals.append(f"@zy.tape_counts = global [{max(1, len(self.sites))} x i64] "
+                                "zeroinitializer")
         parts = [runtime, *sorted(self.declares), *self.globals, *self.funcs, *self.alias_md,
                  f"!0 = {COLD}", f"!1 = {COLD_CALL}"]
         return "\n".join(parts) + "\n"

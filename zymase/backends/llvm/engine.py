@@ -45,6 +45,9 @@ class Compiled:
     def address(self, name: str) -> int:
         return self._engine.get_function_address(name)
 
+    def global_address(self, name: str) -> int:
+        return self._engine.get_global_value_address(name)
+
 
 def compile_ir(text: str, optimize: bool = True) -> Compiled:
     tm = target_machine()

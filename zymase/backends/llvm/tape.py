@@ -40,6 +40,13 @@ def checking() -> bool:
     return os.environ.get("ZYMASE_VERIFY") == "1"
 
 
+def _count(em, op, slots: str) -> None:
+    site = em.mod.count_site(op)
+    if site is not None:
+        p = em.assign(f"getelementptr i64, ptr @zy.tape_counts, i64 {site}")
+        em.emit(f"atomicrmw add ptr {p}, i64 {slots} monotonic")
+
+
 @emitter("tape.new")
 def _new(em, op):
     t = em.fresh("tape")
@@ -102,6 +109,7 @@ def _push(em, op):
         ok = em.assign(f"icmp sle i64 {end}, {cap}")
         em.raise_if_not(ok, "InternalError", "reverse-mode tape reservation too small "
                         "(a zymase bug: please report it)", op.loc)
+    _count(em, op, str(len(slots)))
     buf = em.assign(f"load ptr, ptr {t}")
     for k, s in enumerate(slots):
         p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
@@ -152,6 +160,7 @@ def _push_array(em, op):
     for d in shape(em, a, at):
         n = em.assign(f"mul i64 {n}, {d}") if n != "1" else d
     slots_n = em.assign(f"mul i64 {n}, {per}")
+    _count(em, op, slots_n)
     em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {slots_n})")
     data = field(em, a, at, 1)
     posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")

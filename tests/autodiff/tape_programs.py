@@ -1,0 +1,41 @@
+"""Programs for test_tape.py: one per cache decision reverse mode makes."""
+
+import math
+
+import numpy as np
+
+
+def overwritten_later(x, a):
+    """a[i] is read, then overwritten by a later loop: the read value must be stored."""
+    b = a.copy()
+    s = 0.0
+    for i in range(b.shape[0]):
+        s += math.sin(b[i] * x)
+    for i in range(b.shape[0]):
+        b[i] = 0.0
+    return s + b.sum()
+
+
+def read_only(x, a):
+    """a is never written: loads are reloaded in the adjoint sweep, nothing stored."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * a[i] * x
+    return s
+
+
+def loop_invariant(x, a):
+    """n = the norm of a, used in every iteration: hoisted, stored once (not per iteration)."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        n = math.sqrt(np.dot(a, a))
+        s += a[i] / n * x
+    return s
+
+
+def carried_product(x, n):
+    """A loop-carried product: each iteration's value is needed, so it is stored."""
+    p = 1.0
+    for i in range(n):
+        p = p * math.sin(x + i)
+    return p

@@ -1,0 +1,142 @@
+"""``zymase.tape_report``: what reverse mode stores for given arguments, and what it avoids.
+
+    >>> r = zymase.tape_report(heat, u0, c, 1000, argnums=(0, 1))     # doctest: +SKIP
+    >>> r.total_bytes
+    8008000
+    >>> print(r)                                                        # doctest: +SKIP
+    tape: 8,008,000 bytes for heat(...) w.r.t. arguments (0, 1)
+      stored  heat.py:25:5   float64  copy of `u` before the loop    1,000,000 x 8 B = 8,000,000 B
+      ...
+      instead: heat.py:26:15  `u[i]`  read from a copy taken before its loop
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ad import _argnums, _check_differentiable, _flat_args, _options
+from .derivatives import Request, compile_derivative
+from .errors import ZymaseError
+
+HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwrites",
+       "snapshot": "read from a copy taken before its loop",
+       "carried": "read from that copy, one iteration back"}
+
+
+@dataclass
+class TapeEntry:
+    where: str  # file:line:col
+    what: str
+    dtype: str
+    count: int  # slots pushed during one gradient evaluation
+    bytes: int
+
+
+@dataclass
+class TapeReport:
+    function: str
+    argnums: tuple
+    entries: list[TapeEntry] = field(default_factory=list)
+    avoided: list[tuple[str, str, str]] = field(default_factory=list)  # (where, what, how)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.bytes for e in self.entries)
+
+    @property
+    def text(self) -> str:
+        lines = [f"tape: {self.total_bytes:,} bytes for {self.function}(...) w.r.t. arguments "
+                 f"{self.argnums}"]
+        for e in sorted(self.entries, key=lambda e: -e.bytes):
+            lines.append(f"  stored   {e.where:<28} {e.dtype:<8} {e.what:<40} "
+                         f"{e.count:,} x 8 B = {e.bytes:,} B")
+        for where, what, how in self.avoided:
+            lines.append(f"  instead  {where:<28} {what:<40} {how}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def tape_report(fn, *args, argnums=0, **options) -> TapeReport:
+    """Run reverse mode of ``fn`` at ``args`` once, counting every slot pushed on the tape."""
+    try:
+        return _report(fn, args, argnums, options)
+    except ZymaseError as e:
+        raise e.with_traceback(None) from None
+
+
+def _report(fn, args, argnums, options):
+    from .frontend.source import python_function
+    fn = python_function(fn)
+    nums = _argnums(argnums, len(args), fn)
+    _check_differentiable(args, nums, fn)
+    opts = _options(**options)
+    d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), True, False), opts,
+                           counting=True)
+    flat = _flat_args(d, args)
+    shadows = [np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)]
+    sites = d.module.meta.get("tape_sites", [])
+    counts = (ctypes.c_int64 * max(1, len(sites))).from_address(
+        d.entry.compiled.global_address("zy.tape_counts"))
+    for k in range(len(sites)):
+        counts[k] = 0
+    seed = d.result[1].np_dtype.type(1.0) if d.result[0] == "s" else 1.0
+    d.call(flat + shadows + [seed])
+    report = TapeReport(fn.__name__, nums)
+    for k, op in enumerate(sites):
+        n = int(counts[k])
+        if n:
+            report.entries.append(TapeEntry(str(op.loc), _describe(op), _dtype(op), n, 8 * n))
+    seen = set()
+    for v, how in d.module.meta.get("decisions", {}).get(_grad_name(d), []):
+        row = (_where(v), _value_text(v), HOW.get(how, how))
+        if how != "tape" and row not in seen:
+            seen.add(row)
+            report.avoided.append(row)
+    return report
+
+
+def _grad_name(d) -> str:
+    return d.func_name
+
+
+def _describe(op) -> str:
+    if op.name == "tape.push_array":
+        return f"copy of `{op.operands[1].hint or 'an array'}` before the loop"
+    v = op.operands[1]
+    if v.hint:
+        return f"`{v.hint}`"
+    if v.type.is_int:
+        return "loop position / count"
+    return "value"
+
+
+def _dtype(op) -> str:
+    t = op.operands[1].type
+    return (t.dtype if hasattr(t, "dtype") else t).np_dtype.name
+
+
+def _where(v) -> str:
+    op = v.op
+    if op is not None:
+        return str(op.loc)
+    p = v.block.parent_op
+    return str(p.loc) if p is not None else "?"
+
+
+WORDS = {"array.load": "load", "arith.mulf": "product", "arith.addf": "sum",
+         "arith.subf": "difference", "arith.divf": "quotient", "math.pow": "power",
+         "array.index": "index"}
+
+
+def _value_text(v) -> str:
+    op = v.op
+    if v.hint:
+        return f"`{v.hint}`"
+    if op is None:
+        return "loop-carried value"
+    return WORDS.get(op.name, op.name.split(".")[-1])
