@@ -608,3 +608,30 @@ def returns_array(a):
 
 def uses_erf(x):
     return math.erf(x) * x  # the line a missing rule must name
+
+
+def swap_with_stencil(a, n):
+    """Buffers swapped each step, one read and the other written: reverse mode selects the
+    matching shadow by address."""
+    u = a.copy()
+    v = a * 0.5
+    for _ in range(n):
+        for i in range(1, u.shape[0] - 1):
+            v[i] = 0.5 * (u[i - 1] + u[i + 1]) * u[i]
+        u, v = v, u
+    return (u * u).sum() + v[0]
+
+
+def chosen_by_branch(a, b, flag):
+    c = a if flag > 0 else b
+    s = 0.0
+    for i in range(c.shape[0]):
+        s += c[i] * c[i]
+    return s
+
+
+def list_in_loop(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * i)
+    return np.array(out).sum()

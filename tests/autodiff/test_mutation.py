@@ -89,3 +89,21 @@ def test_swap_buffers_reverse():
         assert "programs.py:" in msg, msg
         line = int(msg.split("programs.py:")[1].split(":")[0])
         assert first <= line < first + len(lines), msg
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_swapped_buffers_with_stencil(mode):
+    check_grads(P.swap_with_stencil, (U0, 3), modes=(mode,))
+
+
+@pytest.mark.parametrize("flag", [1, -1])
+def test_array_chosen_by_branch(flag):
+    check_grads(P.chosen_by_branch, (U0, 2.0 * U0, flag), argnums=(0, 1))
+
+
+def test_list_grown_in_loop_is_refused_in_reverse_mode_at_its_line():
+    """Correct or refuse: the list's buffer is reallocated inside the loop."""
+    with pytest.raises(zymase.DifferentiationError) as info:
+        zymase.grad(P.list_in_loop)(0.5, 10)
+    assert "programs.py:" in str(info.value)
+    check_grads(P.list_in_loop, (0.5, 10), argnums=(0,), modes=("fwd",))

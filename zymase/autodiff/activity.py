@@ -17,7 +17,8 @@ from ..ir.types import ArrayType, ScalarType
 from .rules import LINEAR, PARTIALS, ZERO
 
 # ops whose results are not differentiable values (indices, shapes, views, tape bookkeeping)
-NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.alloc",
+NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.data_ptr",
+              "array.alloc",
               "array.const", "array.subview", "array.broadcast", "array.transpose",
               "array.relayout", "tape.new", "tape.mark", "tape.read", "scf.yield",
               "scf.condition", "func.return"}

@@ -259,6 +259,8 @@ class ReverseTransform:
             if "snapshot" not in self.disable and self.memory.snapshot_for(op) is not None:
                 return "snapshot"
             return "tape"
+        if any(isinstance(x.type, ArrayType) and not self.array_available(x) for x in op.operands):
+            return "tape"  # e.g. the size of an array carried by a loop
         if self.policy.recompute(v):
             return "recompute"
         if (op.name in cache.EXPENSIVE and "recompute_expensive" not in self.disable
@@ -472,6 +474,10 @@ class ReverseTransform:
                 {"init": "zero"}).result)
             scope.shadows[a] = r
             return r
+        chosen = self.chosen_shadow(a)
+        if chosen is not None:
+            self.scopes[-1].shadows[a] = chosen
+            return chosen
         what = op.name if op is not None else "a value carried by a loop or a branch"
         raise DifferentiationError(
             f"reverse mode cannot follow an active array that comes from `{what}` here (arrays "
@@ -492,6 +498,38 @@ class ReverseTransform:
             scope.env = body_env
             scope.env.update(scope.head_env)
             self.scopes, (self.b.block, self.b.index) = saved[0], saved[1:]
+
+    def chosen_shadow(self, a: Value):
+        """The shadow of an array that is one of several top-level buffers (swapped in a loop,
+        chosen by a branch): the forward sweep records which one by its address, and the
+        adjoint sweep selects that buffer's shadow.  None when some candidate has no shadow."""
+        roots = self.act.roots.get(a, set())
+        if len(roots) < 2 or not all(r in self.fshadow and r.block is self.func.body
+                                     for r in roots):
+            return None
+        ptr = self._data_ptr(a)
+        b = self.b
+        roots = sorted(roots, key=lambda r: r.index + (r.op.results.index(r) if r.op else 0))
+        out = self._as(self.fshadow[roots[-1]], a.type)
+        for r in roots[:-1]:
+            same = b.op("arith.cmpi", ptr, b.op("array.data_ptr", self.fmap[r]), pred="eq")
+            out = b.op("arith.select", same, self._as(self.fshadow[r], a.type), out)
+        return out
+
+    def _as(self, v: Value, t) -> Value:
+        return v if v.type == t else self.b.op("array.relayout", v, type=t)
+
+    def _data_ptr(self, a: Value) -> Value:
+        """The address of primal array ``a`` at the current point of the adjoint sweep."""
+        if a.block is self.func.body:
+            return self.b.op("array.data_ptr", self.fmap[a])
+        fb = self.fblock[a.block]
+        fa = self.fmap[a]
+        if fa.op is None:  # a block argument: take its address at the start of the block
+            ptr = Builder(fb, 0, self.func.loc).op("array.data_ptr", fa)
+        else:
+            ptr = Builder(fb, fb.ops.index(fa.op) + 1, self.func.loc).op("array.data_ptr", fa)
+        return self.forward_value(ptr, a.block)
 
     # ------------------------------------------------------------------ adjoints
     @property

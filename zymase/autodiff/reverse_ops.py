@@ -174,7 +174,7 @@ def _for(rt, op) -> None:
     body = op.regions[0].block
     carried = body.args[1:]
     yields = body.terminator.operands
-    act_c = [k for k, c in enumerate(carried) if rt.act.active(c)]
+    act_c = [k for k, c in enumerate(carried) if is_float(c) and rt.act.active(c)]
     if not act_c and not cache.relevant(op, rt.act):
         return
     free = cache.free_active(op, rt.act)
@@ -207,7 +207,7 @@ def _for(rt, op) -> None:
 
 
 def _if(rt, op) -> None:
-    act_r = [k for k, r in enumerate(op.results) if rt.act.active(r)]
+    act_r = [k for k, r in enumerate(op.results) if is_float(r) and rt.act.active(r)]
     if not act_r and not cache.relevant(op, rt.act):
         return
     free = cache.free_active(op, rt.act)
@@ -257,8 +257,8 @@ def _region(rt, pblock: Block, seeds, free, free_in, outs):
 
 def _while(rt, op) -> None:
     before, after = op.regions[0].block, op.regions[1].block
-    act_b = [k for k, a in enumerate(before.args) if rt.act.active(a)]
-    act_a = [k for k, a in enumerate(after.args) if rt.act.active(a)]
+    act_b = [k for k, a in enumerate(before.args) if is_float(a) and rt.act.active(a)]
+    act_a = [k for k, a in enumerate(after.args) if is_float(a) and rt.act.active(a)]
     if not act_a and not act_b and not cache.relevant(op, rt.act):
         return
     b = rt.b

@@ -217,22 +217,27 @@ class FunctionLowerer(ExprLowerer):
             envs.append(self.symtab)
             blocks.append(block)
             terms.append(self.terminated)
-        merged = self._merge_envs(before, envs, blocks)
+        merged, same = self._merge_envs(before, envs, blocks)
         op = self.b.create("scf.if", [cond.value], [t for _, tpl in merged for t in _types(tpl)],
                            regions=[Region([blk]) for blk in blocks])
         results = list(op.results)
         self.symtab = dict(before)
+        self.symtab.update(same)
         for name, tpl in merged:
             self.symtab[name] = rebuild(tpl, results)
         self.terminated = all(terms)
 
     def _merge_envs(self, before, envs, blocks):
-        merged = []
+        """(names merged through the op's results, names both branches bound to one value
+        from outside them)."""
+        merged, same = [], {}
         names = list(dict.fromkeys([*envs[0], *envs[1]]))
         yields = [[], []]
         for name in names:
             vals = [env.get(name, UNDEF) for env in envs]
             if vals[0] is vals[1]:
+                if vals[0] is not before.get(name, UNDEF):
+                    same[name] = vals[0]  # e.g. `t = x` on both paths
                 continue
             tpl = self.unify(vals[0], vals[1], name)
             if not flatten(tpl) and not isinstance(tpl, (Tup, Struct)):
@@ -244,14 +249,17 @@ class FunctionLowerer(ExprLowerer):
         for k in range(2):
             with self.b.at(blocks[k]):
                 self.b.yield_(*yields[k])
-        return merged
+        return merged, same
 
     def lower_if_value(self, cond: Scalar, then_fn, else_fn, node) -> FVal:
         """An ``scf.if`` producing a value (conditional expressions, ``and``/``or``)."""
         saved = self.symtab.get("$ifv", UNDEF)
 
         def branch(fn):
-            return lambda: self.symtab.__setitem__("$ifv", fn())
+            def run():
+                value = fn()  # may lower nested branches, which replace self.symtab
+                self.symtab["$ifv"] = value
+            return run
 
         self.lower_if(cond, branch(then_fn), branch(else_fn))
         out = self.symtab.pop("$ifv")

@@ -489,6 +489,10 @@ def _tape_drop(frame: Frame, op: Op, args: list) -> Sequence:
     return ()
 
 
+def _data_ptr(frame: Frame, op: Op, args: list) -> Sequence:
+    return (np.int64(args[0].__array_interface__["data"][0]),)
+
+
 def _array_offset(frame: Frame, op: Op, args: list) -> Sequence:
     view, root = args
     delta = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
@@ -504,7 +508,7 @@ HANDLERS: dict[str, Handler] = {
     "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
     "tape.reserve": _nothing, "tape.free": _nothing,
     "tape.mark": _tape_mark, "tape.push_array": _tape_push_array, "tape.read": _tape_read,
-    "tape.drop": _tape_drop, "array.offset": _array_offset,
+    "tape.drop": _tape_drop, "array.offset": _array_offset, "array.data_ptr": _data_ptr,
     **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
     "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
     "arith.select": _select, "arith.cast": _cast,

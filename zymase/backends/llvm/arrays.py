@@ -202,3 +202,9 @@ def _offset(em, op):
     dv = em.assign(f"ptrtoint ptr {field(em, v, vt, DATA)} to i64")
     dr = em.assign(f"ptrtoint ptr {field(em, r, rt, DATA)} to i64")
     return [em.assign(f"sdiv exact i64 {em.assign(f'sub i64 {dv}, {dr}')}, {vt.dtype.nbytes}")]
+
+
+@emitter("array.data_ptr")
+def _data_ptr(em, op):
+    (a,) = _ops(em, op)
+    return [em.assign(f"ptrtoint ptr {field(em, a, op.operands[0].type, DATA)} to i64")]

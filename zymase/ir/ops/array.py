@@ -216,3 +216,17 @@ class Offset(SimpleOp):
     @classmethod
     def infer(cls, operand_types, attrs):
         return [I64]
+
+
+class DataPtr(SimpleOp):
+    """``%p = array.data_ptr %a : i64``: the address of ``a``'s first element (reverse mode
+    uses it to tell which buffer a loop-carried array refers to)."""
+
+    name = "array.data_ptr"
+    n_operands = 1
+    traits = frozenset({PURE})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64]
