@@ -28,7 +28,7 @@ from .derivatives import Request, compile_derivative, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
 from .frontend.args import flatten_arg
 from .frontend.source import get_source, python_function
-from .frontend.typing import Array, Scalar
+from .frontend.typing import Array, Scalar, TupList
 from .options import Options
 
 
@@ -106,7 +106,8 @@ def _rebuild(template, leaf_values: dict, prefix=()):
     if isinstance(template, (Scalar, Array)):
         return leaf_values.get(prefix)
     if isinstance(template, Tup):
-        return tuple(_rebuild(t, leaf_values, prefix + (k,)) for k, t in enumerate(template.items))
+        items = [_rebuild(t, leaf_values, prefix + (k,)) for k, t in enumerate(template.items)]
+        return items if isinstance(template, TupList) else tuple(items)
     if isinstance(template, Struct):
         fields = {k: _rebuild(t, leaf_values, prefix + (k,)) for k, t in template.fields.items()}
         if dataclasses.is_dataclass(template.pytype):

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import ZymaseTypeError
 from ..ir.core import Value
 from ..ir.types import ArrayType, scalar_from_dtype
-from .typing import Array, PyObj, Scalar, Struct, Tup, python_scalar_stype
+from .typing import Array, PyObj, Scalar, Struct, Tup, TupList, python_scalar_stype
 
 
 def param_template(x, where: str):
@@ -49,9 +49,11 @@ def param_template(x, where: str):
         return Tup(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
     if x is None:
         return PyObj(None)
+    if isinstance(x, list) and x and all(isinstance(v, np.ndarray) for v in x):
+        return TupList(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
     if isinstance(x, list):
         raise ZymaseTypeError(f"{where} is a Python list; zymase needs a NumPy array here "
-                              "(pass np.asarray(...))")
+                              "(pass np.asarray(...)); lists of arrays are accepted")
     raise ZymaseTypeError(f"{where} has type {type(x).__name__}, which zymase cannot compile "
                           "(supported: numbers, NumPy arrays and scalars, tuples, dataclasses, "
                           "namedtuples)")

@@ -57,6 +57,13 @@ class Tup(FVal):
     items: tuple
 
 
+class TupList(Tup):
+    """A Python list argument of numbers or arrays: read like a tuple in compiled code;
+    derivatives with respect to it come back as a list."""
+
+    __slots__ = ()
+
+
 @dataclass(eq=False, slots=True)
 class ListVal(FVal):
     buf: Value  # 1-D array with capacity >= length
@@ -131,7 +138,8 @@ def type_key(v) -> Any:
     if isinstance(v, Array):
         return ("a", v.type)
     if isinstance(v, Tup):
-        return ("t", tuple(type_key(x) for x in v.items))
+        tag = "tl" if isinstance(v, TupList) else "t"
+        return (tag, tuple(type_key(x) for x in v.items))
     if isinstance(v, ListVal):
         return ("l", v.dtype)
     if isinstance(v, Struct):
@@ -165,7 +173,7 @@ def rebuild(template, values: list[Value]):
     if isinstance(template, Array):
         return Array(values.pop(0))
     if isinstance(template, Tup):
-        return Tup(tuple(rebuild(x, values) for x in template.items))
+        return type(template)(tuple(rebuild(x, values) for x in template.items))
     if isinstance(template, ListVal):
         return ListVal(values.pop(0), values.pop(0))
     if isinstance(template, Struct):
