@@ -23,7 +23,8 @@ from .errors import ZymaseError
 
 HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwrites",
        "snapshot": "read from a copy taken before its loop",
-       "carried": "read from that copy, one iteration back"}
+       "carried": "read from that copy, one iteration back",
+       "induction": "rebuilt from the loop counter (an induction variable)"}
 
 
 @dataclass

@@ -234,6 +234,8 @@ class ReverseTransform:
             snap = self.memory.snapshot_for(op)
             idx = [self.get(i) for i in op.operands[1:]]
             return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
+        if how == "induction":
+            return self._memo(v, self.induction_value(v))
         if how == "carried":
             ly, dim, shift = self.memory.carried_load(v)
             idx = [self.get(i) for i in ly.operands[1:]]
@@ -247,6 +249,8 @@ class ReverseTransform:
         "reload", "snapshot", "carried" or "tape"."""
         op = v.op
         if op is None:
+            if "recompute" not in self.disable and self._induction(v) is not None:
+                return "induction"
             if "carried" not in self.disable and self.memory.carried_load(v) is not None:
                 return "carried"
             return "tape"
@@ -267,6 +271,35 @@ class ReverseTransform:
                 and self.tape_free(v)):
             return "recompute"
         return "tape"
+
+    def _induction(self, v: Value):
+        """(loop, init, step_value, sign) when loop-carried ``v`` grows by a loop-invariant
+        amount each iteration (``idx += 1``); it is then init + t * step at iteration t."""
+        loop = v.block.parent_op
+        if loop is None or loop.name != "scf.for" or v.index == 0 or not v.type.is_int:
+            return None
+        body = loop.regions[0].block
+        y = body.terminator.operands[v.index - 1]
+        op = y.op
+        if op is None or op.name not in ("arith.addi", "arith.subi"):
+            return None
+        a, b = op.operands
+        if a is v and _outside(b, loop):
+            return loop, loop.operands[3 + v.index - 1], b, op.name
+        if op.name == "arith.addi" and b is v and _outside(a, loop):
+            return loop, loop.operands[3 + v.index - 1], a, op.name
+        return None
+
+    def induction_value(self, v: Value) -> Value:
+        loop, init, inc, kind = self._induction(v)
+        b = self.b
+        lb, step = self.get(loop.operands[0]), self.get(loop.operands[2])
+        t = b.op("arith.floordivi", b.op("arith.subi", self.get(loop.regions[0].block.args[0]),
+                                         lb), step)
+        delta = b.op("arith.muli", t, b.cast(self.get(inc), v.type) if inc.type != v.type
+                     else self.get(inc))
+        name = "arith.addi" if kind == "arith.addi" else "arith.subi"
+        return b.op(name, self.get(init), delta)
 
     def tape_free(self, v: Value, depth: int = 8) -> bool:
         """Can ``v`` be had in the adjoint sweep without anything on the tape?"""
@@ -547,3 +580,8 @@ class ReverseTransform:
 
 
 _ = Region
+
+
+def _outside(v: Value, loop) -> bool:
+    owner = v.op if v.op is not None else v.block.parent_op
+    return owner is None or not loop.is_ancestor_of(owner)
