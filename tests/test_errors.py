@@ -3,10 +3,10 @@ a zymase-internal path."""
 
 import os
 
+import error_programs as E
 import numpy as np
 import pytest
 
-import error_programs as E
 import zymase
 
 ZYMASE_DIR = os.path.dirname(os.path.abspath(zymase.__file__))

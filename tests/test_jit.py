@@ -3,10 +3,10 @@ and by the compiled code on copies of the same inputs; results (and mutated argu
 
 import copy
 
+import jit_programs as P
 import numpy as np
 import pytest
 
-import jit_programs as P
 import zymase
 
 RNG = np.random.default_rng(0)

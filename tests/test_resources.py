@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 import pytest
-
 import resource_programs as R
+
 import zymase
 
 

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,18 +18,15 @@ from typing import Any
 import numpy as np
 
 from .backends.llvm.codegen import generate
-import os
-import sys
-
 from .backends.llvm.engine import compile_ir, load_object
-from .ir.printer import print_module
-from .runtime import compile_cache
 from .frontend.args import flatten_arg, param_template
 from .frontend.module import ModuleLowerer
 from .frontend.typing import Array, PyObj, Scalar, Struct, Tup
 from .ir.core import Module
+from .ir.printer import print_module
 from .options import Options
 from .passes.lifetime import lifetime
+from .runtime import compile_cache
 from .runtime.abi import EntryPoint
 
 

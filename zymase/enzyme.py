@@ -4,7 +4,8 @@
     ...     for i in range(x.shape[0]):
     ...         out[i] = x[i] * x[i]
     >>> dout = np.ones(3); dx = np.zeros(3)
-    >>> zymase.autodiff(zymase.Reverse, f, Duplicated(out, dout), Duplicated(x, dx))  # doctest: +SKIP
+    >>> zymase.autodiff(zymase.Reverse, f,                      # doctest: +SKIP
+    ...                 Duplicated(out, dout), Duplicated(x, dx))
     ((None, None),)                            # dx now holds 2 x: the seed went into dout
 
 Annotations: ``Const(x)`` (not differentiated), ``Active(x)`` (a scalar, reverse mode: its

@@ -11,8 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .ad import (
-    _argnums, _as_tangent, _check_differentiable, _Compiled, _flat_args, _options, _rebuild,
-    _scalar_out, _tangent_result,
+    _argnums,
+    _as_tangent,
+    _check_differentiable,
+    _Compiled,
+    _flat_args,
+    _options,
+    _rebuild,
+    _scalar_out,
+    _tangent_result,
 )
 from .compiler import rebuild_result
 from .derivatives import Request, flat_leaves

@@ -3,13 +3,19 @@ custom rules.  References are central differences and closed forms."""
 
 import math
 
+import api_programs as P
 import numpy as np
 import pytest
 
-import api_programs as P
 import zymase
 from zymase import (
-    Active, BatchDuplicated, Const, Duplicated, Forward, ForwardWithPrimal, Reverse,
+    Active,
+    BatchDuplicated,
+    Const,
+    Duplicated,
+    Forward,
+    ForwardWithPrimal,
+    Reverse,
     ReverseWithPrimal,
 )
 

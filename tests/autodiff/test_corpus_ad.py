@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import SHARED_BENCH, corpus
 
 import zymase
-from conftest import SHARED_BENCH, corpus
 
 PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4", "fft")
 SIZE = {"ba": "adbench_test"}  # ADBench's unit-test input: small enough for finite differences

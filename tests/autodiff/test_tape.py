@@ -3,10 +3,10 @@ off without changing the gradient."""
 
 import numpy as np
 import pytest
-
 import tape_programs as T
-import zymase
 from conftest import corpus
+
+import zymase
 
 OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried")
 

@@ -3,9 +3,9 @@ partial writes, the IndexError and its line) is unchanged."""
 
 import numpy as np
 import pytest
+from pass_check import Case, check_case
 
 import zymase
-from pass_check import Case, check_case
 from zymase.passes.boundscheck import boundscheck
 
 STENCIL = Case("stencil_i_plus_1", """

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir.core import Func, Op, Value
 from ..ir.types import ArrayType, ScalarType
-from .rules import LINEAR, PARTIALS, ZERO
+from .rules import ZERO
 
 # ops whose results are not differentiable values (indices, shapes, views, tape bookkeeping)
 NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.data_ptr",

@@ -159,7 +159,8 @@ class ForwardTransform:
         new = self.clone(op)
         if self.act.active(op.result) and op.operands[0] in self.tan:
             idx = [self.x(v) for v in op.operands[1:]]
-            self.tan[op.result] = [self.b.op("array.load", s, *idx) for s in self.tan[op.operands[0]]]
+            self.tan[op.result] = [self.b.op("array.load", s, *idx)
+                                   for s in self.tan[op.operands[0]]]
         return new
 
     def op_array_store(self, op):

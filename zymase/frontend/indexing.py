@@ -1,5 +1,6 @@
-"""Subscripts and iteration: ``a[i]``, ``a[i, j]``, ``a[1:-1]``, ``a[:, j]``, ``a[::2]`` (views share
-the array's buffer), stores through them, tuple and list indexing, and what a ``for`` iterates.
+"""Subscripts and iteration: ``a[i]``, ``a[i, j]``, ``a[1:-1]``, ``a[:, j]``, ``a[::2]``
+(views share the array's buffer), stores through them, tuple and list indexing, and what a
+``for`` iterates.
 
 An integer index goes through ``array.index`` (negative indices count from the end; with
 ``boundscheck`` an index out of range raises IndexError naming the line).  Slices follow Python's
@@ -169,7 +170,8 @@ class IndexingMixin:
             raise self.err(ZymaseTypeError, "slice step cannot be zero", node)
         if k is None:
             ok = b.op("arith.cmpi", st, b.i64(0), pred="ne")
-            b.create("rt.assert", [ok], [], {"kind": "ValueError", "msg": "slice step cannot be zero"})
+            b.create("rt.assert", [ok], [],
+                     {"kind": "ValueError", "msg": "slice step cannot be zero"})
         lo_v = None if lo is None else self.index_scalar(lo, node).value
         hi_v = None if hi is None else self.index_scalar(hi, node).value
         if k is not None and k > 0:

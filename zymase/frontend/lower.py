@@ -21,8 +21,9 @@ from ..ir.types import I1, I64, ArrayType
 from . import scan
 from .exprs import ExprLowerer
 from .typing import (
-    EMPTY_LIST, UNDEF, EmptyList,
+    UNDEF,
     Array,
+    EmptyList,
     FVal,
     ListVal,
     PyObj,

@@ -19,7 +19,15 @@ from ..ir.core import Block, Region
 from ..ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from .calls import CALLS, register
 from .typing import (
-    Array, EmptyList, ListVal, PyObj, Scalar, SType, Tup, result_type, stype,
+    Array,
+    EmptyList,
+    ListVal,
+    PyObj,
+    Scalar,
+    SType,
+    Tup,
+    result_type,
+    stype,
 )
 
 # ---------------------------------------------------------------------- loop nests

@@ -38,7 +38,8 @@ def has_loop_exit(stmts: list[ast.stmt], kinds=(ast.Break, ast.Continue)) -> boo
             if s.orelse and has_loop_exit(s.orelse, kinds):
                 return True
             continue
-        if isinstance(s, ast.If) and (has_loop_exit(s.body, kinds) or has_loop_exit(s.orelse, kinds)):
+        if isinstance(s, ast.If) and (has_loop_exit(s.body, kinds)
+                                      or has_loop_exit(s.orelse, kinds)):
             return True
     return False
 
@@ -57,7 +58,8 @@ def always_returns(stmts: list[ast.stmt]) -> bool:
             return True
         if isinstance(s, ast.If) and always_returns(s.body) and always_returns(s.orelse):
             return True
-        if isinstance(s, ast.While) and _is_true(s.test) and not has_loop_exit(s.body, (ast.Break,)):
+        if (isinstance(s, ast.While) and _is_true(s.test)
+                and not has_loop_exit(s.body, (ast.Break,))):
             return True
     return False
 

@@ -17,7 +17,8 @@ from .types import F64, I1, I64, ScalarType, Type
 class Builder:
     """Inserts ops into ``block`` before position ``index`` (at the end when ``index`` is None)."""
 
-    def __init__(self, block: Block | None = None, index: int | None = None, loc: Loc = UNKNOWN_LOC):
+    def __init__(self, block: Block | None = None, index: int | None = None,
+                 loc: Loc = UNKNOWN_LOC):
         self.block = block
         self.index = index
         self.loc = loc

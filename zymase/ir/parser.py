@@ -7,8 +7,9 @@ attributes become Python values (``@g`` a ``printer.Symbol``, ``type(f64)`` a ``
 
 Beyond what the printer writes, the parser accepts ``//`` line comments, a region without its
 ``^():`` header, and regions with several blocks.  Value names are scoped per top-level function and
-may be used before their definition anywhere in it, so dominance errors (a use of a later value or of
-a value from a sibling region) reach the verifier (``zymase.ir.verify``) instead of stopping here.
+may be used before their definition anywhere in it, so dominance errors (a use of a later value or
+of a value from a sibling region) reach the verifier (``zymase.ir.verify``) instead of stopping
+here.
 A name the printer made from a hint (``%x12``: hint ``x``, number 12) gives the hint back, so
 print -> parse -> print is the identity.
 

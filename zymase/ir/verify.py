@@ -1,15 +1,15 @@
 """Verifier: checks that IR functions and modules keep the invariants every pass relies on.
 
-``verify_func(f)`` and ``verify_module(m)`` raise ``VerifyError`` on the first broken invariant, with
-a message that starts with the op's name and location (``scf.for at f.py:3:4 in @f: ...``).  Checks,
-in this order:
+``verify_func(f)`` and ``verify_module(m)`` raise ``VerifyError`` on the first broken invariant,
+with a message that starts with the op's name and location (``scf.for at f.py:3:4 in @f: ...``).
+Checks, in this order:
 
 1. structure: ``op.parent``/``region.parent``/``block.parent`` back-links agree with the nesting, no
    op appears twice, result and block-argument ``owner``/``index`` fields are right, every region
    holds exactly one block, each region of ``func.func``/``scf.*`` ends in the right terminator
    (``_TERMINATORS``), any other region ends in some terminator, and terminators come only last;
-2. dominance: every operand is defined earlier in the same block, or is an argument of that block, or
-   is defined (before the op that holds the use) in an enclosing block.  Regions are not isolated
+2. dominance: every operand is defined earlier in the same block, or is an argument of that block,
+   or is defined (before the op that holds the use) in an enclosing block.  Regions are not isolated
    from above, as in MLIR's scf; a value of a sibling region or of a later op is an error;
 3. use lists: each value's ``uses`` holds exactly the (op, operand index) pairs that use it;
 4. every op's own ``verify()`` hook (arity and types, see ``zymase.ir.ops``);

@@ -3,8 +3,8 @@
 Expects: a module whose functions end with exactly one ``func.return`` as their last op (control
 flow is structured, so a body is a straight list of ops).  Leaves: no calls to functions that are
 not (directly or mutually) recursive and not marked ``noinline`` (functions with custom
-derivative rules, until differentiation has used them); callees that are no longer called and are not marked
-``entry`` are removed.  Copied ops keep the callee's source locations.
+derivative rules, until differentiation has used them); callees that are no longer called and are
+not marked ``entry`` are removed.  Copied ops keep the callee's source locations.
 Mirrors MLIR's ``--inline`` (``mlir/lib/Transforms/InlinerPass.cpp``) with an always-inline cost
 model, and LLVM's ``AlwaysInliner`` plus ``GlobalDCE`` for the dead callees.
 """

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from .builder import RuleBuilder  # noqa: F401
 
+
 class Rule:
     __slots__ = ("fn", "uses")
 

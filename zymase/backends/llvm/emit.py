@@ -147,7 +147,7 @@ class FunctionEmitter:
     def _status_value(self, status: int) -> str:
         rts = [ltype(t) for t in self.func.result_types]
         if not rts:
-            return "{i32 %d}" % status
+            return f"{{i32 {status}}}"
         return "{" + ", ".join([f"i32 {status}", *(f"{t} poison" for t in rts)]) + "}"
 
     def emit_block(self, block) -> list[str]:

@@ -350,7 +350,8 @@ def _special(em, op):
     if t.bits == 64:
         return [em.assign(f"call double @zy.{fn}(double {a})")]
     wide = em.assign(f"fpext float {a} to double")
-    return [em.assign(f"fptrunc double {em.assign(f'call double @zy.{fn}(double {wide})')} to float")]
+    wide_result = em.assign(f"call double @zy.{fn}(double {wide})")
+    return [em.assign(f"fptrunc double {wide_result} to float")]
 
 
 from . import arrays, tape  # noqa: E402,F401  (registers the array and tape emitters)

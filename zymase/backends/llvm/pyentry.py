@@ -2,12 +2,14 @@
 
     PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs)
 
-``state`` is ``{fast entry, fallback, raiser}`` (see ``runtime/dispatch.py``).  It checks that every argument has exactly the type this specialization was compiled for (Python
+``state`` is ``{fast entry, fallback, raiser}`` (see ``runtime/dispatch.py``).  It checks that
+every argument has exactly the type this specialization was compiled for (Python
 float/int/bool by type pointer, NumPy arrays by type, descriptor, rank and C-contiguity, and for
 ``noalias`` specializations that contiguous arrays do not overlap), unboxes them, releases the
 GIL around the compiled body, and boxes a float/int/bool/None result.  When the arguments do not
 match it returns ``fallback(*args)`` (the general path, which compiles what is missing); when the
-body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.  Python objects it needs are referenced through symbols bound at load time
+body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.  Python
+objects it needs are referenced through symbols bound at load time
 (``python_symbols``), so its object code can be cached on disk.
 """
 

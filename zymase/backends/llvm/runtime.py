@@ -15,8 +15,10 @@ declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
 declare double @fmod(double, double)
 declare float @fmodf(float, float)
-declare void @zy.cblas_dgemm(i32, i32, i32, i64, i64, i64, double, ptr, i64, ptr, i64, double, ptr, i64)
-declare void @zy.cblas_sgemm(i32, i32, i32, i64, i64, i64, float, ptr, i64, ptr, i64, float, ptr, i64)
+declare void @zy.cblas_dgemm(i32, i32, i32, i64, i64, i64,
+                             double, ptr, i64, ptr, i64, double, ptr, i64)
+declare void @zy.cblas_sgemm(i32, i32, i32, i64, i64, i64,
+                             float, ptr, i64, ptr, i64, float, ptr, i64)
 attributes #0 = { nounwind }
 attributes #1 = { nounwind willreturn memory(none) }
 attributes #2 = { nounwind alwaysinline }

@@ -214,7 +214,8 @@ def _read(em, op):
     vals = []
     for k in range(n):
         slot = em.assign(f"add i64 {p}, {k}")
-        vals.append(em.assign(f"load i64, ptr {em.assign(f'getelementptr i64, ptr {buf}, i64 {slot}')}"))
+        slot_ptr = em.assign(f"getelementptr i64, ptr {buf}, i64 {slot}")
+        vals.append(em.assign(f"load i64, ptr {slot_ptr}"))
     if not ty.is_complex:
         return [_from_slot(em, vals[0], ty)]
     parts = [_from_slot(em, s, ty.real_type) for s in vals]

@@ -37,7 +37,7 @@ def float_literal(x: float, bits: int = 64) -> str:
     """An exact LLVM literal for a float (hex form; float32 values widened as LLVM requires)."""
     if bits == 32:
         x = struct.unpack("<f", struct.pack("<f", x))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', x))[0]:016X}"
 
 
 def literal(value, t: ScalarType) -> str:

@@ -124,8 +124,8 @@ class Select(SimpleOp):
 class Cast(SimpleOp):
     """``%r = arith.cast %x : f64``: a numeric conversion chosen by the two types.
 
-    int->float rounds, float->int truncates toward zero (Python's ``int()``; saturating, NaN gives 0:
-    the frontend checks finiteness where Python would raise), x->i1 tests ``!= 0``,
+    int->float rounds, float->int truncates toward zero (Python's ``int()``; saturating, NaN gives
+    0: the frontend checks finiteness where Python would raise), x->i1 tests ``!= 0``,
     i1->x gives 0/1, real->complex has a zero imaginary part; complex->real is not allowed.
     """
 

@@ -6,7 +6,8 @@ used inside it, but values leave a region only through its terminator (``scf.yie
   (Python's semantics, any sign of a non-zero step).  The body's arguments are ``(iv, carried...)``
   and it yields the next carried values; the results are the final ones.
 * ``scf.while %init... : T...`` has a *before* region ``^(args)`` ending in
-  ``scf.condition %c, %fwd...`` and an *after* region ``^(fwd...)`` ending in ``scf.yield %next...``;
+  ``scf.condition %c, %fwd...`` and an *after* region ``^(fwd...)`` ending in
+  ``scf.yield %next...``;
   the results are the values forwarded when ``%c`` is false.
 * ``scf.if %c : T... {then} {else}``: both regions yield the results.
 """
