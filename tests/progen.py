@@ -6,6 +6,14 @@ helpers ``f`` calls: ``g(u, v)`` (scalars) and ``h(z, u)`` (writes into the arra
 choice comes from ``choose(k) -> 0..k-1``, so hypothesis drives the generator (and shrinks toward
 choice 0, always the simplest option) and ``random.Random(seed).randrange`` can too.
 
+Statements: assignments (plain, augmented, tuple, chained; swaps of scalars, of the arrays c and
+d, of array elements), stores into the arrays, their copies and views (named or inline, reversed,
+strided, n-dependent), if/elif/else (also binding a new name on both branches), ``for`` over
+ranges (constant, n-based, negative steps), arrays and ``enumerate``, ``while`` (counted, with a
+condition, ``while True``), break/continue/return at any depth, and calls of g and h.
+Expressions: + - * / // % **, unary -, abs, min/max, math functions, conditional expressions,
+and/or/not and comparison chains, int/float mixing (``s = 0`` then ``s += x``).
+
 Every program runs under CPython without an exception on any such inputs:
 
 - divisions are by ``(1.0 + z * z)`` or ``(1.0 + abs(z))`` (never zero, maybe inf or nan);
@@ -31,24 +39,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-AVOID = frozenset(
-    {
-        # A conditional value (``and``/``or``, ``x if c else y``, a comparison chain) lowered inside
-        # a branch of another one loses its value: the right operand of and/or, the branches of an
-        # if-expression, the operands after the first comparison of a chain, and the condition of a
-        # ``while`` whose body has ``break`` or ``return`` must be "flat".
-        "nested_conditional",
-        # A name bound to the same value by both branches of an if (``t = x`` on both sides, a
-        # swap on both sides, ``return x`` on both sides) keeps its old binding after the if, or
-        # none; ``x if c else y`` where x and y are the same value raises KeyError '$ifv'.  So in an
-        # if-branch a bare name is never bound or returned, and a conditional's two sides are not
-        # both names.
-        "identical_branches",
-    }
-)
+AVOID: frozenset = frozenset()  # none open: the last one, 'fmod_of_nan_product', is fixed
 
 # length class -> the shortest length an array of that class can have (L is at least 3)
 CLASS_MIN = {"L": 3, "V": 1, "W": 2, "Z": 1, "H": 1}
@@ -100,19 +93,9 @@ class Program:
 class Gen:
     """Statements and expressions of one function body, given the variables it may use."""
 
-    def __init__(
-        self,
-        choose: Callable[[int], int],
-        *,
-        floats,
-        int_capable=(),
-        ints=None,
-        arrays=(),
-        helpers=(),
-        returns=1,
-        budget=TRIP_BUDGET,
-        max_depth=3,
-    ):
+    def __init__(self, choose: Callable[[int], int], *, floats, int_capable=(), ints=None,
+                 arrays=(), helpers=(), returns=1, budget=TRIP_BUDGET, max_depth=3,
+                 fmod=True):  # fmt: skip
         self.choose = choose
         self.floats = list(floats)  # assignable scalars
         self.int_capable = set(int_capable)  # those that may hold an int
@@ -124,11 +107,8 @@ class Gen:
         self.budget = budget  # trips left for loops nested here
         self.max_depth = max_depth
         self.loops = 0  # enclosing loops
-        self.break_ok: list[bool] = []  # per enclosing loop, innermost last
-        self.no_return = 0  # > 0 inside a body that must not return
-        self.flat = 0  # > 0 where a conditional value must not appear (see AVOID)
-        self.in_branch = False  # directly in a branch of an if (see AVOID)
         self.loop_var = None  # the variable of the for loop whose body this is (directly)
+        self.fmod = fmod  # may it use float ``%`` (see AVOID)
         self.depth = 0  # enclosing compound statements
         self.serial = 0  # for fresh names
         self.lines: list[str] = []
@@ -151,20 +131,6 @@ class Gen:
     def fresh(self, prefix: str) -> str:
         self.serial += 1
         return f"{prefix}{self.serial - 1}"
-
-    @contextmanager
-    def flat_region(self):
-        """Where a conditional value would be lowered inside another one's branch."""
-        on = "nested_conditional" in AVOID
-        self.flat += on
-        yield
-        self.flat -= on
-
-    def differ(self, x: str, y: str) -> bool:
-        """May ``x``, ``y`` be the two values of a conditional (two names may be one value)?"""
-        if "identical_branches" not in AVOID:
-            return True
-        return x != y and not (x.isidentifier() and y.isidentifier())
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -262,7 +228,7 @@ class Gen:
         # fmt: off
         kind = self.pick({
             "leaf": 3, "add": 4, "mul": 3, "div": 2, "neg": 1, "abs": 1, "math": 3, "math2": 1,
-            "pow": 2, "minmax": 1, "ifexp": not self.flat, "fmod": 1,
+            "pow": 2, "minmax": 1, "ifexp": 1, "fmod": 1,
             "g": 2 * ("g" in self.helpers), "h": "h" in self.helpers and bool(self.writable())
         })
         # fmt: on
@@ -331,15 +297,12 @@ class Gen:
 
     def _e_ifexp(self, d):
         c = self.cond(1)
-        with self.flat_region():
-            (x, xi), (y, yi) = self.expr(d), self.expr(d)
-        if not self.differ(x, y):
-            return x, xi
+        (x, xi), (y, yi) = self.expr(d), self.expr(d)
         return f"({x} if {c} else {y})", xi or yi
 
     def _e_fmod(self, d):
         x, _ = self.expr(d)
-        if self.choose(2):
+        if self.fmod and self.choose(2):
             return f"({x} % {self.one(('1.5', '-1.5'))})", False
         return f"({x} // {self.one(('2.0', '-2.0'))})", False
 
@@ -373,11 +336,13 @@ class Gen:
         return f"{x} {self.one(CMP)} {y}"
 
     def cond(self, d: int = 2) -> str:
-        nest = 0 if self.flat else d
+        """A condition; the operands of and/or after the first, the comparisons of a chain after
+        the first, and a while loop's condition (with break in the body) are lowered as values
+        inside the branches of another conditional value."""
         # fmt: off
         kind = self.pick({
-            "cmp": 5, "parity": 1, "and": nest, "or": nest, "not": d, "truth": 1,
-            "chain": bool(nest), "multi": nest * ("nested_conditional" not in AVOID)
+            "cmp": 5, "parity": 1, "and": d, "or": d, "not": d, "truth": 1, "chain": bool(d),
+            "multi": d
         })
         # fmt: on
         if kind == "cmp":
@@ -386,15 +351,10 @@ class Gen:
             return f"{self.int_expr(1)} % 2 == 0"
         if kind == "chain":  # x < y < z: the comparisons after the first are nested
             x, y = self.expr(1)[0], self.expr(1)[0]
-            more = 1 if "nested_conditional" in AVOID else 1 + self.choose(2)
-            with self.flat_region():
-                rest = [f"{self.one(CMP)} {self.expr(1)[0]}" for _ in range(more)]
+            rest = [f"{self.one(CMP)} {self.expr(1)[0]}" for _ in range(1 + self.choose(2))]
             return f"{x} {self.one(CMP)} {y} " + " ".join(rest)
         if kind in ("and", "or"):
-            x = self.cond(d - 1)
-            with self.flat_region():
-                y = self.cond(d - 1)
-            return f"({x} {kind} {y})" if self.differ(x, y) else x
+            return f"({self.cond(d - 1)} {kind} {self.cond(d - 1)})"
         if kind == "multi":  # x and y and z: the operands after the first are nested
             return "(" + f" {self.one(('and', 'or'))} ".join(self.cond(0) for _ in range(3)) + ")"
         if kind == "not":
@@ -411,35 +371,19 @@ class Gen:
     def nested(self, header: str, body: Callable[[], None]) -> None:
         """``header:`` and an indented body; the names the body binds stay inside it."""
         self.emit(header + ":")
-        saved = (
-            dict(self.ints),
-            list(self.readonly),
-            list(self.floats),
-            self.in_branch,
-            self.loop_var,
-        )
-        self.in_branch, self.loop_var = header.startswith(("if ", "elif ", "else")), None
+        saved = dict(self.ints), list(self.readonly), list(self.floats), self.loop_var
+        self.loop_var = None
         self.indent += 1
         self.depth += 1
         body()
         self.depth -= 1
         self.indent -= 1
-        self.ints, self.readonly, self.floats, self.in_branch, self.loop_var = saved
-
-    def same_value_risk(self) -> bool:
-        """Could a bare name bound here be the same value on both branches of an if?"""
-        return self.in_branch and "identical_branches" in AVOID
-
-    def value(self, text: str | None = None) -> str:
-        """A float to bind to a name or to return (no bare name where that risks a bug)."""
-        text = self.float_expr() if text is None else text
-        return f"({text} * 1.0)" if text.isidentifier() and self.same_value_risk() else text
+        self.ints, self.readonly, self.floats, self.loop_var = saved
 
     def stmt(self) -> bool:
         """Emit one statement; True when it was a jump (break, continue, return)."""
         nest = self.depth < self.max_depth
         swappable = len([n for n in self.floats if n not in self.int_capable]) >= 2
-        swappable = swappable and not self.same_value_risk()
         # fmt: off
         kind = self.pick({
             "assign": 5, "aug": 4, "store": 4 * bool(self.writable()), "if": 3 * nest,
@@ -447,7 +391,7 @@ class Gen:
             "jump": 2 * (self.depth > 0), "bare_jump": self.depth > 0,
             "swap": 2 * (swappable or bool(self.writable())), "pair": 1, "chained": 1,
             "ifdef": nest, "call": "h" in self.helpers and bool(self.writable()),
-            "rebind": self.loop_var is not None
+            "rebind": 2 * (self.loop_var is not None)
         })
         # fmt: on
         if kind == "bare_jump":
@@ -457,15 +401,15 @@ class Gen:
         return False
 
     def _s_assign(self):
-        self.emit(f"{self.one(self.floats)} = {self.value()}")
+        self.emit(f"{self.one(self.floats)} = {self.float_expr()}")
 
     def _s_pair(self):  # both right-hand sides are evaluated before either name is bound
         p, q = self.floats[0], self.one(self.floats[1:])
-        self.emit(f"{p}, {q} = {self.value()}, {self.value()}")
+        self.emit(f"{p}, {q} = {self.float_expr()}, {self.float_expr()}")
 
     def _s_chained(self):
         p, q = self.floats[-1], self.one(self.floats[:-1])
-        self.emit(f"{p} = {q} = {self.value()}")
+        self.emit(f"{p} = {q} = {self.float_expr()}")
 
     def _s_aug(self):
         self.augassign(self.one(self.floats))
@@ -487,7 +431,7 @@ class Gen:
         name = self.fresh("q")
 
         def branch():
-            self.emit(f"{name} = {self.value()}")
+            self.emit(f"{name} = {self.float_expr()}")
             self.floats.append(name)
             if self.choose(2):
                 self.block(2)
@@ -502,12 +446,9 @@ class Gen:
     def _s_swap(self):
         swappable = [n for n in self.floats if n not in self.int_capable]
         names = {a.text for a in self.arrays}
-        names_ok = not self.same_value_risk()
         # fmt: off
-        kind = self.pick({
-            "arrays": names_ok and {"c", "d"} <= names,
-            "scalars": names_ok and len(swappable) >= 2, "elements": bool(self.writable())
-        })
+        kind = self.pick({"arrays": {"c", "d"} <= names, "scalars": len(swappable) >= 2,
+                          "elements": bool(self.writable())})
         # fmt: on
         if kind == "arrays":
             self.emit("c, d = d, c")
@@ -530,18 +471,12 @@ class Gen:
         self.emit(f"h({arr.text}, {self.float_expr(1)})")
 
     def augassign(self, target: str) -> None:
-        op = self.pick(
-            {
-                "=": 2,
-                "+=": 3,
-                "-=": 2,
-                "*=": 2,
-                "/=": 1,
-                "%=": 1,
-                "//=": 1,
-                "int": 3 * (target in self.int_capable),
-            }
-        )
+        # fmt: off
+        op = self.pick({
+            "=": 2, "+=": 3, "-=": 2, "*=": 2, "/=": 1, "%=": self.fmod, "//=": 1,
+            "int": 3 * (target in self.int_capable)
+        })
+        # fmt: on
         if op == "int":  # stays an int if it is one
             rhs = self.int_expr(2) if self.choose(3) else f"({self.compare()})"
             self.emit(f"{target} {self.one(('+=', '-='))} {rhs}")
@@ -554,22 +489,16 @@ class Gen:
                 f"{target} {op} {self.one(('1.5', '-1.25') if op == '%=' else ('0.75', '-2.0'))}"
             )
         else:
-            self.emit(f"{target} {op} {self.value() if op == '=' else self.float_expr()}")
+            self.emit(f"{target} {op} {self.float_expr() if op == '=' else self.float_expr()}")
 
     def jump(self) -> None:
-        kinds = {
-            "return": not self.no_return,
-            "break": 2 * (self.loops > 0 and self.break_ok[-1]),
-            "continue": 2 * (self.loops > 0),
-        }
-        if not any(kinds.values()):
-            self.emit("pass")
-            return
-        kind = self.pick(kinds)
+        kind = self.pick(
+            {"return": 1, "break": 2 * (self.loops > 0), "continue": 2 * (self.loops > 0)}
+        )
         if kind != "return":
             self.emit(kind)
             return
-        vals = [self.value(self.expr()[0]) for _ in range(self.returns)]
+        vals = [self.expr()[0] for _ in range(self.returns)]
         self.emit("return " + ", ".join(vals))
 
     # ------------------------------------------------------------------ loops
@@ -593,16 +522,12 @@ class Gen:
                     out.append((text, trips, cls))
         return [r for r in out if r[1] <= self.budget]
 
-    def loop_body(self, trips: int, exits: bool = True) -> None:
-        """The body of a loop of at most ``trips`` trips; ``exits``: may it break or return."""
+    def loop_body(self, trips: int) -> None:
+        """The body of a loop of at most ``trips`` trips."""
         self.loops += 1
-        self.break_ok.append(exits)
-        self.no_return += not exits
         self.budget //= trips
         self.block()
         self.budget *= trips
-        self.no_return -= not exits
-        self.break_ok.pop()
         self.loops -= 1
 
     def _s_for(self):
@@ -636,38 +561,38 @@ class Gen:
         form = self.pick({"count": 2, "compound": 2, "true": 1})
         head = {"count": f"{counter} < {trips}", "true": "True"}.get(form)
         if form == "compound":
-            with self.flat_region():
-                head = f"{counter} < {trips} and {self.cond(1)}"
+            head = f"{counter} < {trips} and {self.cond(1)}"
 
         def body():
             self.emit(f"{counter} += 1")
             if form == "true":
                 self.nested(f"if {counter} > {trips}", lambda: self.emit("break"))
             self.ints[counter] = frozenset()
-            # with break or return in the body, the whole condition is lowered in a branch
-            self.loop_body(trips, exits=form != "compound" or "nested_conditional" not in AVOID)
+            self.loop_body(trips)
 
         self.nested(f"while {head}", body)
         self.ints[counter] = frozenset()
 
 
 # ---------------------------------------------------------------------- whole programs
-def helper(choose, name: str, k0_classes: frozenset) -> str:
+def helper(choose, name: str, k0_classes: frozenset, fmod: bool) -> str:
     """``def g(u, v)`` (scalars) or ``def h(z, u)`` (writes into the array z); no loop in either
     runs more than 12 trips, and f may call them in its loops."""
     is_g = name == "g"
     scalars, arrays = (["u", "v", "p"], []) if is_g else (["u", "p"], [Arr("z", "H", True)])
     ints = {"K0": k0_classes}
     gen = Gen(choose, floats=scalars, int_capable=set(scalars) - {"p"}, ints=ints, arrays=arrays,
-              budget=12 - 4 * is_g, max_depth=2)  # fmt: skip
+              budget=12 - 4 * is_g, max_depth=2, fmod=fmod)  # fmt: skip
     gen.emit(f"p = {gen.one(('0.0', 'u', 'v * 0.5')) if is_g else '0.0'}")
     gen.block(3)
     gen.emit(f"return {gen.expr()[0]}")
     return f"def {name}({'u, v' if is_g else 'z, u'}):\n" + "\n".join(gen.lines) + "\n"
 
 
-def program(choose: Callable[[int], int]) -> Program:
-    """A random program: ``import math``, module constants, the helpers, then ``f``."""
+def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
+    """A random program: ``import math``, module constants, the helpers, then ``f``.
+    ``nonfinite``: it will run on inputs with infinities or nans."""
+    fmod = not (nonfinite and "fmod_of_nan_product" in AVOID)
     helpers = {"g"} if choose(2) else set()
     if choose(3) == 0:
         helpers.add("h")
@@ -676,7 +601,7 @@ def program(choose: Callable[[int], int]) -> Program:
     k0 = 1 + choose(2)
     k0_classes = frozenset(c for c, m in CLASS_MIN.items() if m > k0)
     parts = [f"import math\n\nC0 = {('0.75', '-1.25', '2.5')[choose(3)]}\nK0 = {k0}\n"]
-    parts += [helper(choose, name, k0_classes) for name in sorted(helpers)]
+    parts += [helper(choose, name, k0_classes, fmod) for name in sorted(helpers)]
     arrays = [Arr("a", "L", "a" in mutates), Arr("b", "L", "b" in mutates), Arr("c", "L", True)]
     prologue = ["L = len(a)", "c = a.copy()"]
     if choose(2):
@@ -690,7 +615,7 @@ def program(choose: Callable[[int], int]) -> Program:
     prologue += ["s = 0", "t = 0.0", f"u = {('x', 'y * 0.5', '1.0')[choose(3)]}"]
     ints = {"n": frozenset(), "L": frozenset(), "K0": k0_classes}
     gen = Gen(choose, floats=["s", "t", "u", "x", "y"], int_capable={"s"}, ints=ints,
-              arrays=arrays, helpers=helpers, returns=returns)  # fmt: skip
+              arrays=arrays, helpers=helpers, returns=returns, fmod=fmod)  # fmt: skip
     for line in prologue:
         gen.emit(line)
     gen.block(5)
@@ -699,6 +624,6 @@ def program(choose: Callable[[int], int]) -> Program:
     return Program("\n\n".join(parts), returns)
 
 
-def random_program(seed: int) -> Program:
+def random_program(seed: int, nonfinite: bool = False) -> Program:
     """A program drawn by ``random.Random(seed)`` (for quick fuzzing outside hypothesis)."""
-    return program(random.Random(seed).randrange)
+    return program(random.Random(seed).randrange, nonfinite)

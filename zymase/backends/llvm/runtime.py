@@ -13,8 +13,6 @@ declare ptr @malloc(i64)
 declare ptr @calloc(i64, i64)
 declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
-declare double @fmod(double, double)
-declare float @fmodf(float, float)
 declare void @zy.cblas_dgemm(i32, i32, i32, i64, i64, i64,
                              double, ptr, i64, ptr, i64, double, ptr, i64)
 declare void @zy.cblas_sgemm(i32, i32, i32, i64, i64, i64,
@@ -145,7 +143,9 @@ exit:
 
 FLOAT_TEMPLATE = """
 define internal {t} @zy.pymod.{n}({t} %x, {t} %w) #2 {{
-  %mod = call {t} @fmod{f}({t} %x, {t} %w)
+  ; frem, not a call of fmod: instcombine folds fmod(x * 0.0, w) to 0 for w != 0, though it is
+  ; nan when x is infinite
+  %mod = frem {t} %x, %w
   %nz = fcmp une {t} %mod, 0.0
   %wneg = fcmp olt {t} %w, 0.0
   %mneg = fcmp olt {t} %mod, 0.0
@@ -159,7 +159,7 @@ define internal {t} @zy.pymod.{n}({t} %x, {t} %w) #2 {{
 }}
 
 define internal {t} @zy.pyfloordiv.{n}({t} %x, {t} %w) #2 {{
-  %mod = call {t} @fmod{f}({t} %x, {t} %w)
+  %mod = frem {t} %x, %w
   %sub = fsub {t} %x, %mod
   %div = fdiv {t} %sub, %w
   %nz = fcmp une {t} %mod, 0.0
@@ -353,8 +353,8 @@ def runtime_ir() -> str:
     parts = [HEADER, _special_ir(), TAPE_RUNTIME]
     for t, n in (("i64", "i64"), ("i32", "i32")):
         parts.append(INT_TEMPLATE.format(t=t, n=n))
-    for t, n, f, s in (("double", "f64", "", "f64"), ("float", "f32", "f", "f32")):
-        parts.append(FLOAT_TEMPLATE.format(t=t, n=n, f=f, s=s))
+    for t, n in (("double", "f64"), ("float", "f32")):
+        parts.append(FLOAT_TEMPLATE.format(t=t, n=n, s=n))
     for c, t, n, s in (("{double, double}", "double", "c128", "f64"),
                        ("{float, float}", "float", "c64", "f32")):
         parts.append(COMPLEX_TEMPLATE.format(c=c, t=t, n=n, s=s))
