@@ -62,21 +62,25 @@ class TapeReport:
         return self.text
 
 
-def tape_report(fn, *args, argnums=0, **options) -> TapeReport:
-    """Run reverse mode of ``fn`` at ``args`` once, counting every slot pushed on the tape."""
+def tape_report(fn, *args, argnums=0, optimize_before_ad: bool = True,
+                **options) -> TapeReport:
+    """Run reverse mode of ``fn`` at ``args`` once, counting every slot pushed on the tape.
+
+    ``optimize_before_ad`` and ``options`` (``disable=...``) are ``zymase.grad``'s, so the tape
+    of each ablation can be compared with the default's."""
     try:
-        return _report(fn, args, argnums, options)
+        return _report(fn, args, argnums, optimize_before_ad, options)
     except ZymaseError as e:
         raise e.with_traceback(None) from None
 
 
-def _report(fn, args, argnums, options):
+def _report(fn, args, argnums, optimize_before_ad, options):
     from .frontend.source import python_function
     fn = python_function(fn)
     nums = _argnums(argnums, len(args), fn)
     _check_differentiable(args, nums, fn)
     opts = _options(**options)
-    d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), True, False), opts,
+    d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), optimize_before_ad, False), opts,
                            counting=True)
     flat = _flat_args(d, args)
     shadows = [np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)]
