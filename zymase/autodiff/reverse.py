@@ -301,9 +301,17 @@ class ReverseTransform:
         name = "arith.addi" if kind == "arith.addi" else "arith.subi"
         return b.op(name, self.get(init), delta)
 
-    def tape_free(self, v: Value, depth: int = 8) -> bool:
-        """Can ``v`` be had in the adjoint sweep without anything on the tape?"""
+    def tape_free(self, v: Value, depth: int = 8, home: Block | None = None) -> bool:
+        """Can ``v`` be had in the adjoint sweep without anything on the tape of its own block?
+
+        A value of an enclosing block (a loop around ``v``'s loop, hoisted there by LICM)
+        counts as free: it costs at most one slot per trip of that outer block, where storing
+        ``v`` would cost one per trip of ``v``'s own."""
         if v.block is self.func.body or any(v in s.env for s in self.scopes):
+            return True
+        if home is None:
+            home = v.block
+        elif v.block is not home and any(s.pblock is v.block for s in self.scopes):
             return True
         op = v.op
         if op is None:
@@ -316,7 +324,7 @@ class ReverseTransform:
                 self.policy.read_only(op.operands[0]) or self.memory.reload_safe(op))
         if not (op.has_trait(PURE) or op.name in cache.ALWAYS_RECOMPUTE):
             return False
-        return all(self.tape_free(x, depth - 1) for x in op.operands)
+        return all(self.tape_free(x, depth - 1, home) for x in op.operands)
 
     def array_available(self, a: Value) -> bool:
         """Can the adjoint sweep have primal array ``a`` (made at the top level or in
