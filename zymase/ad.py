@@ -180,19 +180,25 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_prima
     from .compiler import rebuild_result
     primal = rebuild_result(desc, out[:d.n_flat_results]) if d.n_flat_results or \
         desc[0] == "p" else None
-    adjoints = iter(out[d.n_flat_results:])
+    per_arg = _gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
+    grads = tuple(_rebuild(d.templates[k], per_arg[k]) for k in nums)
+    g = grads[0] if isinstance(argnums, int) else grads
+    return primal, g
+
+
+def _gather_adjoints(d, nums, shadows, scalar_adjoints) -> dict:
+    """{argnum: {leaf path: adjoint}} from a reverse call: array leaves' shadow buffers and the
+    scalar adjoints it returned, in ``d.flat_active`` order."""
+    adjoints = iter(scalar_adjoints)
     per_arg = {k: {} for k in nums}
     for i in d.flat_active:
         k, path = d.leaf_of[i]
         if i in shadows:
             per_arg[k][path] = shadows[i]
         else:
-            t = d.templates[k]
-            leaf = dict(flat_leaves(t))[path]
+            leaf = dict(flat_leaves(d.templates[k]))[path]
             per_arg[k][path] = _scalar_out(next(adjoints), leaf.type)
-    grads = tuple(_rebuild(d.templates[k], per_arg[k]) for k in nums)
-    g = grads[0] if isinstance(argnums, int) else grads
-    return primal, g
+    return per_arg
 
 
 def _describe(desc) -> str:

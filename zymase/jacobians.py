@@ -16,9 +16,9 @@ from .ad import (
     _check_differentiable,
     _Compiled,
     _flat_args,
+    _gather_adjoints,
     _options,
     _rebuild,
-    _scalar_out,
     _tangent_result,
 )
 from .compiler import rebuild_result
@@ -26,11 +26,6 @@ from .derivatives import Request, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
 
 MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
-
-
-def _leaf_type(d, i):
-    k, path = d.leaf_of[i]
-    return dict(flat_leaves(d.templates[k]))[path]
 
 
 def _result_leaves(desc, out=None):
@@ -100,14 +95,7 @@ def _pullback(d, flat, primals, nums, ct):
         else:
             seeds.append(t.np_dtype.type(c))
     out = d.call(flat + list(shadows.values()) + seeds)
-    adjoints = iter(out[d.n_flat_results:])
-    per_arg = {k: {} for k in nums}
-    for i in d.flat_active:
-        k, path = d.leaf_of[i]
-        if i in shadows:
-            per_arg[k][path] = shadows[i]
-        else:
-            per_arg[k][path] = _scalar_out(next(adjoints), _leaf_type(d, i).type)
+    per_arg = _gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
     return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
                  for k in range(len(primals)))
 

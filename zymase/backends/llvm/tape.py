@@ -126,17 +126,23 @@ def _pop(em, op):
     posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
     pos = em.assign(f"sub i64 {em.assign(f'load i64, ptr {posp}')}, {n}")
     em.emit(f"store i64 {pos}, ptr {posp}")
+    return [_load_slots(em, t, pos, ty)]
+
+
+def _load_slots(em, t, pos, ty):
+    """The value of type ``ty`` stored in the tape's slots from ``pos`` on (two for complex)."""
     buf = em.assign(f"load ptr, ptr {t}")
     vals = []
-    for k in range(n):
-        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
-        vals.append(em.assign(f"load i64, ptr {p}"))
+    for k in range(2 if ty.is_complex else 1):
+        slot = em.assign(f"add i64 {pos}, {k}")
+        slot_ptr = em.assign(f"getelementptr i64, ptr {buf}, i64 {slot}")
+        vals.append(em.assign(f"load i64, ptr {slot_ptr}"))
     if not ty.is_complex:
-        return [_from_slot(em, vals[0], ty)]
+        return _from_slot(em, vals[0], ty)
     parts = [_from_slot(em, s, ty.real_type) for s in vals]
     lt, ft = SCALAR[str(ty)], SCALAR[str(ty.real_type)]
     x = em.assign(f"insertvalue {lt} poison, {ft} {parts[0]}, 0")
-    return [em.assign(f"insertvalue {lt} {x}, {ft} {parts[1]}, 1")]
+    return em.assign(f"insertvalue {lt} {x}, {ft} {parts[1]}, 1")
 
 
 _ = literal
@@ -208,20 +214,7 @@ _init_copyable()
 @emitter("tape.read")
 def _read(em, op):
     t, p = (em.val(v) for v in op.operands)
-    ty = op.results[0].type
-    buf = em.assign(f"load ptr, ptr {t}")
-    n = 2 if ty.is_complex else 1
-    vals = []
-    for k in range(n):
-        slot = em.assign(f"add i64 {p}, {k}")
-        slot_ptr = em.assign(f"getelementptr i64, ptr {buf}, i64 {slot}")
-        vals.append(em.assign(f"load i64, ptr {slot_ptr}"))
-    if not ty.is_complex:
-        return [_from_slot(em, vals[0], ty)]
-    parts = [_from_slot(em, s, ty.real_type) for s in vals]
-    lt, ft = SCALAR[str(ty)], SCALAR[str(ty.real_type)]
-    x = em.assign(f"insertvalue {lt} poison, {ft} {parts[0]}, 0")
-    return [em.assign(f"insertvalue {lt} {x}, {ft} {parts[1]}, 1")]
+    return [_load_slots(em, t, p, op.results[0].type)]
 
 
 @emitter("tape.drop")
