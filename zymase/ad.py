@@ -56,11 +56,16 @@ class _Compiled:
 def _options(**kw) -> Options:
     """``disable`` names optimization passes and reverse-mode cache optimizations to switch off
     (see passes/pipeline.py and autodiff/reverse.OPTIMIZATIONS)."""
-    unknown = set(kw) - {"fastmath", "boundscheck", "disable"}
+    unknown = set(kw) - {"fastmath", "boundscheck", "disable", "memory_limit"}
     if unknown:
         raise TypeError(f"unknown options {sorted(unknown)}")
+    limit = kw.get("memory_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer))
+                              or limit <= 0):
+        raise ValueError(f"memory_limit must be a positive number of bytes, not {limit!r}")
     return Options(fastmath=kw.get("fastmath", False), boundscheck=kw.get("boundscheck", True),
-                   disable=frozenset(kw.get("disable", ())))
+                   disable=frozenset(kw.get("disable", ())),
+                   memory_limit=None if limit is None else int(limit))
 
 
 def _argnums(argnums, nargs, fn):

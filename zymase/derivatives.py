@@ -101,10 +101,11 @@ def compile_derivative(fn, args, req: Request, options: Options,
         dfunc = jvp_function(ml.module, func, flat_active, req.width)
     elif req.mode == "rev":
         dfunc = grad_function(ml.module, func, flat_active, list(req.results),
-                              keep_primal=req.primal, disable=options.disable)
+                              keep_primal=req.primal, disable=options.disable,
+                              memory_limit=options.memory_limit)
     else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
         g = grad_function(ml.module, func, flat_active, list(req.results),
-                          disable=options.disable)
+                          disable=options.disable, memory_limit=options.memory_limit)
         n = len(func.args)
         shadows = [n + j for j, i in enumerate(a for a in flat_active
                                                  if isinstance(func.args[a].type, ArrayType))]

@@ -84,6 +84,10 @@ class ZymaseAssertionError(ZymaseError, AssertionError):
     """A user ``assert`` failed in compiled code."""
 
 
+class ZymaseMemoryError(ZymaseError, MemoryError):
+    """A derivative cannot keep its tape under the ``memory_limit`` it was given."""
+
+
 class DifferentiationError(ZymaseError):
     """The requested derivative cannot be computed (no rule, inactive output, integer input)."""
 
@@ -94,4 +98,5 @@ RUNTIME_ERRORS = {
     "ShapeError": ShapeError,
     "ZeroDivisionError": ZymaseZeroDivisionError,
     "AssertionError": ZymaseAssertionError,
+    "MemoryError": ZymaseMemoryError,
 }

@@ -41,15 +41,17 @@ OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carr
 
 def grad_function(module: Module, func: Func, active_args, active_results,
                   registry: dict | None = None, keep_primal: bool = True,
-                  disable=frozenset()) -> Func:
+                  disable=frozenset(), memory_limit: int | None = None) -> Func:
     """``keep_primal=False`` drops the primal results from the returned values, so that a
-    forward sweep nothing else needs can be removed (``grad`` without the value)."""
+    forward sweep nothing else needs can be removed (``grad`` without the value).
+    ``memory_limit`` (bytes) checkpoints the top-level loops (``checkpoint.py``)."""
     registry = {} if registry is None else registry
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
     rt = ReverseTransform(module, func, active_args, active_results, registry)
     rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
+    rt.memory_limit = memory_limit
     rt.policy.disable = rt.memory.disable = rt.disable
     new = rt.build()
     module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
@@ -92,6 +94,9 @@ class ReverseTransform:
         self.decisions: list = []  # (value, how) for tape_report
         self.pushes: dict[Block, int] = {}  # forward block -> tape slots pushed per execution
         self.pairs = 0
+        self.rloops: dict = {}  # primal scf.for -> its reverse loop (checkpoint.py rearranges)
+        self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
+        self.memory_limit = None
 
     # ------------------------------------------------------------------ function
     def build(self) -> Func:
@@ -126,6 +131,8 @@ class ReverseTransform:
             self.seed(ret.operands[k], seed)
         from .reverse_ops import reverse_block
         reverse_block(self, f.body)
+        from .checkpoint import checkpoint_loops
+        checkpoint_loops(self, self.memory_limit)
         for op in list(top.rblock.ops):
             op.detach()
             new.body.append(op)
@@ -465,7 +472,7 @@ class ReverseTransform:
         for old, r in remap.items():
             old.replace_all_uses_with(r)
         for table in (self.fmap, self.fshadow, *(s.env for s in self.scopes),
-                      *(s.head_env for s in self.scopes)):
+                      *(s.head_env for s in self.scopes), *self.watched):
             for k, v in list(table.items()):
                 if v in remap:
                     table[k] = remap[v]

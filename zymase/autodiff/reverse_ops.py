@@ -198,6 +198,7 @@ def _for(rt, op) -> None:
     start = b.op("arith.subi", trip, b.i64(1))
     loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
+    rt.rloops[op] = loop
     res = loop.results
     rt.drop_snapshots(op)
     for j, k in enumerate(act_c):

@@ -67,6 +67,7 @@ EXCEPTIONS = {
     "ShapeError": ShapeError,
     "ZeroDivisionError": ZeroDivisionError,
     "AssertionError": AssertionError,
+    "MemoryError": MemoryError,
 }
 
 
@@ -316,7 +317,8 @@ def _cast(frame: Frame, op: Op, args: list) -> Sequence:
 
 def _assert(frame: Frame, op: Op, args: list) -> Sequence:
     if not args[0]:
-        raise EXCEPTIONS[op.attrs["kind"]](op.attrs.get("msg", ""))
+        a, b = (list(args[1:]) + [0, 0])[:2]
+        raise EXCEPTIONS[op.attrs["kind"]](op.attrs.get("msg", "").format(a=int(a), b=int(b)))
     return ()
 
 

@@ -324,8 +324,8 @@ def _cabs(em, op):
 # ---------------------------------------------------------------------- checks
 @emitter("rt.assert")
 def _assert(em, op):
-    (ok,) = _ops(em, op)
-    em.raise_if_not(ok, op.attrs["kind"], op.attrs["msg"], op.loc)
+    ok, *payload = _ops(em, op)
+    em.raise_if_not(ok, op.attrs["kind"], op.attrs["msg"], op.loc, *payload)
     return []
 
 

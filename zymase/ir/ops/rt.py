@@ -6,7 +6,8 @@ from ..core import MAY_RAISE
 from ..types import I1
 from .base import SimpleOp, VerifyError
 
-EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "AssertionError")
+EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "AssertionError",
+              "MemoryError")
 
 
 class ShapeError(ValueError):
@@ -14,20 +15,21 @@ class ShapeError(ValueError):
 
 
 class Assert(SimpleOp):
-    """``rt.assert %ok {kind = "IndexError", msg = "..."}``: raise ``kind(msg)`` when ``%ok`` is 0.
+    """``rt.assert %ok [, %a [, %b]] {kind = "IndexError", msg = "..."}``: raise ``kind(msg)``
+    when ``%ok`` is 0; ``{a}`` and ``{b}`` in the message are replaced by the i64 operands.
 
     The op's location names the user's line; the message is shown with it.
     """
 
     name = "rt.assert"
-    n_operands = 1
+    n_operands = None
     n_results = 0
     traits = frozenset({MAY_RAISE})
     __slots__ = ()
 
     def verify(self):
         super().verify()
-        if self.operands[0].type != I1:
-            raise VerifyError("rt.assert needs an i1 condition")
+        if not 1 <= len(self.operands) <= 3 or self.operands[0].type != I1:
+            raise VerifyError("rt.assert needs an i1 condition (and at most two i64 values)")
         if self.attrs.get("kind") not in EXCEPTIONS:
             raise VerifyError(f"rt.assert: unknown exception kind {self.attrs.get('kind')!r}")

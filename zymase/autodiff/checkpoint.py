@@ -1,0 +1,508 @@
+"""Checkpointing top-level loops of a reverse-mode derivative (``memory_limit=``, and loops the
+user marks with ``zymase.checkpoint``).
+
+The reverse transform first builds the ordinary derivative: a forward clone ``FL`` of loop ``L``
+that pushes what each iteration's adjoint needs, and a reverse loop ``RL`` that pops it.  For a
+checkpointed loop that structure is then rearranged, so that the tape only ever holds one
+iteration:
+
+* forward sweep: the state before the loop (the values it carries and every buffer it writes)
+  is saved in slot 0; then the plain primal loop runs (a clone of ``L``, no tape).  Buffers the
+  caller can see get their final contents back after the adjoint sweep.
+* adjoint sweep: ``RL`` becomes a driver loop asking the Revolve state machine
+  (``revolve.py``, compiled from its Python source into the module) for the next action:
+  advance the primal some steps (another clone of ``L``), save or restore a state slot, or run
+  one iteration of ``FL`` followed by the same iteration of ``RL`` (``FL`` and ``RL`` are moved
+  there with their bounds set to that one iteration, so their pushes and pops still pair).
+
+With a memory limit, the first action is a probe: iteration 0 runs with its tape recorded and
+measured, which fixes how many state slots fit next to one iteration's tape; a limit too small
+for one saved state and one iteration raises ``MemoryError`` saying how many bytes are needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DifferentiationError
+from ..ir.builder import Builder
+from ..ir.core import Block, Region, Value
+from ..ir.printer import Symbol
+from ..ir.types import I1, I64, ArrayType
+from ..passes.rewrite import clone_op
+from . import cache
+from .arrays import dims, nest
+from .revolve import ADVANCE, HEADER, RESTORE, TAKESHOT
+
+PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
+READS = {"array.load": (0,), "linalg.matmul": (0, 1)}
+
+
+def loops_to_checkpoint(rt, limit) -> list:
+    """The top-level ``scf.for`` loops whose adjoint needs a tape per iteration (all of them
+    under a memory limit; otherwise those marked with ``zymase.checkpoint``)."""
+    out = []
+    for op in _outer_loops(rt.func.body):
+        marked = "checkpoint" in op.attrs
+        if op.name == "scf.while" and limit is not None and _pushes_inside(rt, op):
+            raise DifferentiationError(
+                "memory_limit: this `while` loop (or `for` loop with `break` or `return`) "
+                "records a tape per iteration, and checkpointing such loops is not supported; "
+                "write it as a `for` loop over a range, or drop memory_limit", op.loc)
+        if op.name != "scf.for" or op not in rt.rloops:
+            continue
+        if marked or (limit is not None and _pushes_inside(rt, op)):
+            out.append(op)
+    return out
+
+
+def _on_one_path(block, loops) -> int:
+    """The most loops of ``loops`` one execution of ``block`` can run."""
+    n = 0
+    for op in block.ops:
+        if op in loops:
+            n += 1
+        elif op.name == "scf.if":
+            n += max(_on_one_path(r.block, loops) for r in op.regions)
+    return n
+
+
+def _outer_loops(block):
+    """Loops not inside another loop (at the top level or in branches, such as the guards LICM
+    puts around loops)."""
+    for op in block.ops:
+        if op.name in ("scf.for", "scf.while"):
+            yield op
+        elif op.name == "scf.if":
+            for r in op.regions:
+                yield from _outer_loops(r.block)
+
+
+def _pushes_inside(rt, loop) -> bool:
+    if loop not in rt.fop:
+        return False
+    fl = rt.fop[loop]
+    return any(inner.name in ("tape.push", "tape.push_array") for inner in fl.walk())
+
+
+def checkpoint_loops(rt, limit) -> None:
+    loops = loops_to_checkpoint(rt, limit)
+    if not loops:
+        return
+    helper = _revolve_helper(rt.module)
+    ways = _on_one_path(rt.func.body, set(loops))  # loops one call may run (their slots add up)
+    for loop in loops:
+        Checkpointed(rt, loop, limit, ways, helper).build()
+
+
+def _revolve_helper(module) -> str:
+    name = "zy.revolve_next"
+    try:
+        module[name]
+        return name
+    except KeyError:
+        pass
+    from ..frontend.args import param_template
+    from ..frontend.module import ModuleLowerer
+    from ..options import Options
+    from .revolve import revolve_next
+    ml = ModuleLowerer(Options(boundscheck=False))
+    f = ml.lower_entry(revolve_next, [param_template(np.zeros(HEADER + 1, np.int64), "st")])
+    f.attrs.pop("entry", None)
+    f.attrs["sym_name"] = name
+    module.add(f)
+    return name
+
+
+class Checkpointed:
+    def __init__(self, rt, loop, limit, ways, helper):
+        """``limit``: the user's memory limit (None: slots fixed by ``zymase.checkpoint``),
+        shared by ``ways`` loops that may run in one call."""
+        self.rt, self.loop, self.helper = rt, loop, helper
+        self.user_limit, self.ways = limit, max(ways, 1)
+        self.limit = None if limit is None else max(limit // self.ways, 1)
+        self.fl, self.rl = rt.fop[loop], rt.rloops[loop]
+        body = loop.regions[0].block
+        self.carried = list(body.args[1:])
+        for v in self.carried:
+            if isinstance(v.type, ArrayType):
+                raise DifferentiationError("checkpointing a loop that carries an array from one "
+                                           "iteration to the next is not supported", loop.loc)
+        self.roots = self._state_roots()
+        self.escaping = [r for r in self.roots if self._escapes(r)]
+        snaps = loop.attrs.get("checkpoint")
+        self.fixed = int(snaps) if snaps else None  # slots the user asked for
+
+    # ------------------------------------------------------------------ analysis
+    def _state_roots(self) -> list:
+        """Buffers an iteration may read or write whose contents are not the same at every
+        iteration's start: those ``L`` writes, and those it reads that later code writes."""
+        rt, loop = self.rt, self.loop
+        roots = rt.act.roots
+        written, read = set(), set()
+        for op in loop.walk():
+            for i in _written_operands(op):
+                written |= roots.get(op.operands[i], set())
+            for i in READS.get(op.name, ()):
+                read |= roots.get(op.operands[i], set())
+        later = set()
+        x = loop
+        while x is not rt.func:
+            ops = x.parent.ops
+            for op in ops[ops.index(x) + 1:]:
+                for inner in op.walk():
+                    for i in _written_operands(inner):
+                        later |= roots.get(inner.operands[i], set())
+            x = x.parent_op
+        out = []
+        for r in written | (read & later):
+            owner = r.op if r.op is not None else r.block.parent_op
+            if owner is not None and loop.is_ancestor_of(owner):
+                continue  # made inside the loop: fresh each iteration
+            if r.block is not rt.func.body:
+                raise DifferentiationError("checkpointing this loop needs to save a buffer that "
+                                           "is not made at the function's top level",
+                                           loop.loc)
+            out.append(r)
+        return sorted(out, key=lambda r: (r.op is not None, r.index if r.op is None else
+                                          rt.func.body.ops.index(r.op)))
+
+    def _escapes(self, r: Value) -> bool:
+        """Can the caller see buffer ``r`` (an argument, or returned)?"""
+        rt = self.rt
+        if r.op is None:
+            return True
+        ret = rt.func.body.terminator
+        return any(r in rt.act.roots.get(v, set()) for v in ret.operands
+                   if isinstance(v.type, ArrayType))
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> None:
+        self.fwd = Builder.before(self.fl, self.loop.loc)
+        self.forward_part()
+        self.lift()
+        self.rb = Builder.before(self.rl, self.loop.loc)
+        self.reverse_part()
+
+    def up(self, fwd: Value) -> Value:
+        """Forward-sweep value ``fwd``, made next to the loop, as seen by the adjoint sweep (the
+        loop may sit in branches: the value is yielded out of them)."""
+        block = self.fl_block
+        if fwd.block is self.rt.new.body or block is self.rt.new.body:
+            return fwd
+        return self.rt.promote(fwd, block)
+
+    def forward_part(self) -> None:
+        """Before the loop: slot storage and slot 0; the loop itself runs as the plain primal."""
+        rt, b = self.rt, self.fwd
+        lb, ub, step = (rt.fmap[v] for v in self.loop.operands[:3])
+        self.lb, self.step = lb, step
+        self.trips = cache._trip(b, lb, ub, step)
+        self.sizes = [_size(b, rt.fmap[r]) for r in self.roots]
+        state = b.i64(8 * len(self.carried))
+        for r, n in zip(self.roots, self.sizes):
+            state = b.op("arith.addi", state, b.op("arith.muli", n, b.i64(_itemsize(r.type))))
+        state = b.op("arith.maxi", state, b.i64(1))
+        self.state_bytes = state
+        keep = b.i64(0)  # bytes of the final contents of buffers the caller sees
+        for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)] for r in self.escaping)):
+            keep = b.op("arith.addi", keep, b.op("arith.muli", n, b.i64(_itemsize(r.type))))
+        self.keep_bytes = keep
+        if self.fixed is not None:
+            slots = b.op("arith.mini", b.i64(self.fixed), b.op("arith.maxi", self.trips, b.i64(1)))
+        else:
+            room = b.op("arith.subi", b.i64(self.limit), keep)
+            slots = b.op("arith.floordivi", room, state)
+            ok = b.op("arith.cmpi", slots, b.i64(1), pred="ge")
+            need = b.op("arith.addi", state, keep)
+            self.raise_unless(b, ok, need)
+            slots = b.op("arith.mini", slots, b.op("arith.maxi", self.trips, b.i64(1)))
+        self.max_slots = slots
+        self.stores = [b.create("array.alloc", [b.op("arith.muli", slots, n)],
+                                [ArrayType(r.type.dtype, 1, "C")], {"init": "none"}).result
+                       for r, n in zip(self.roots, self.sizes)]
+        self.pstores = [b.create("array.alloc", [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
+                                 {"init": "none"}).result for v in self.carried]
+        inits = [rt.fmap.get(v, v) for v in self.loop.operands[3:]]
+        self.save(b, b.i64(0), inits)
+        mapping = dict(rt.fmap)
+        plain = clone_op(self.loop, mapping)
+        b.insert(plain)
+        for old, new in zip(self.fl.results, plain.results):
+            old.replace_all_uses_with(new)
+        for k, v in list(rt.fmap.items()):
+            if v in self.fl.results:
+                rt.fmap[k] = plain.results[self.fl.results.index(v)]
+        after = Builder(plain.parent, plain.parent.ops.index(plain) + 1, self.loop.loc)
+        self.finals = [_copy_flat(after, rt.fmap[r], n)
+                       for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)]
+                                                       for r in self.escaping))]
+        self.fl_block = self.fl.parent
+        self.fl.detach()
+
+    def lift(self) -> None:
+        """Make every forward value the adjoint sweep's driver uses visible there."""
+        vals = {"trips": self.trips, "lb": self.lb, "step": self.step,
+                "state": self.state_bytes, "keep": self.keep_bytes, "max": self.max_slots}
+        for name in ("sizes", "stores", "pstores", "finals"):
+            for k, v in enumerate(getattr(self, name)):
+                vals[(name, k)] = v
+        for v in _free_values(self.loop):
+            vals[("outer", v)] = self.rt.fmap[v]
+        fl_free = [x for x in _free_values(self.fl) if x.block is not self.rt.new.body]
+        for x in fl_free:
+            vals[("fl", x)] = x
+        self.rt.watched.append(vals)
+        for key in list(vals):
+            vals[key] = self.up(vals[key])
+        self.rt.watched.remove(vals)
+        self.trips, self.lb, self.step = vals["trips"], vals["lb"], vals["step"]
+        self.state_bytes, self.keep_bytes = vals["state"], vals["keep"]
+        self.max_slots = vals["max"]
+        for name in ("sizes", "stores", "pstores", "finals"):
+            setattr(self, name, [vals[(name, k)] for k in range(len(getattr(self, name)))])
+        self.outer = {v: vals[("outer", v)] for v in _free_values(self.loop)}
+        lifted = {x: vals[("fl", x)] for x in fl_free}
+        for op in self.fl.walk():
+            for i, x in enumerate(op.operands):
+                if x in lifted:
+                    op.set_operand(i, lifted[x])
+
+    def reverse_part(self) -> None:
+        rt, b = self.rt, self.rb
+        rl = self.rl
+        adj = list(rl.operands[3:])
+        rl.detach()
+        later = [Value(r.type) for r in rl.results]  # uses after the driver, until it exists
+        for old, tmp in zip(rl.results, later):
+            old.replace_all_uses_with(tmp)
+        head = HEADER
+        st = b.create("array.alloc", [b.op("arith.addi", self.max_slots, b.i64(head))],
+                      [ArrayType(I64, 1, "C")], {"init": "zero"}).result
+        _store(b, self.trips, st, 2)
+        _store(b, self.max_slots, st, 3)
+        if self.fixed is None:
+            _store(b, b.i64(1), st, 7)  # probe pending
+            self.pos0 = b.create("tape.mark", [rt.tape], None).result
+        ptypes = [v.type for v in self.carried]
+        atypes = [v.type for v in adj]
+        carried0 = [b.const(0, t) for t in ptypes]
+        w_before = Block(ptypes + atypes)
+        w_after = Block([I64] + ptypes + atypes)
+        with b.at(w_before):
+            act = self.next_action(b, st)
+            more = b.op("arith.cmpi", act, b.i64(0), pred="ne")
+            b.create("scf.condition", [more, act, *w_before.args], [])
+        with b.at(w_after):
+            act, ps, ads = w_after.args[0], list(w_after.args[1:1 + len(ptypes)]), \
+                list(w_after.args[1 + len(ptypes):])
+            res = self.dispatch(b, st, act, ps, ads)
+            b.yield_(*res[1:])
+        drv = b.create("scf.while", [*carried0, *adj], [I64] + ptypes + atypes,
+                       regions=[Region([w_before]), Region([w_after])])
+        finals = drv.results[1 + len(ptypes):]
+        for tmp, new in zip(later, finals):
+            tmp.replace_all_uses_with(new)
+        for scope in rt.scopes:
+            for k, v in list(scope.ct.items()):
+                if v in rl.results:
+                    scope.ct[k] = finals[rl.results.index(v)]
+        for r, copy in zip(self.escaping, self.finals):
+            _copy_back(b, copy, rt.fmap[r], self.sizes[self.roots.index(r)])
+
+    def next_action(self, b, st):
+        call = lambda: b.create("func.call", [st], [I64], {"callee": Symbol(self.helper)}).result
+        if self.fixed is not None:
+            return call()
+        probe = b.op("arith.andi", _eq(b, _load(b, st, 7), 1), _eq(b, _load(b, st, 4), 1))
+        yes, no = Block(), Block()
+        with b.at(yes):
+            _store(b, b.i64(0), st, 7)
+            _store(b, b.i64(0), st, 4)
+            _store(b, b.i64(0), st, 5)
+            b.yield_(b.i64(PROBE))
+        with b.at(no):
+            b.yield_(call())
+        return b.create("scf.if", [probe], [I64], regions=[Region([yes]), Region([no])]).result
+
+    def dispatch(self, b, st, act, ps, ads):
+        """The driver's body: one action, as a chain of ``scf.if``; returns (act, P, A)."""
+        types = [I64] + [v.type for v in ps] + [v.type for v in ads]
+
+        def branch(emit):
+            blk = Block()
+            with b.at(blk):
+                b.yield_(*emit())
+            return Region([blk])
+
+        def chain(cases):
+            if len(cases) == 1:
+                return cases[0][1]()
+            code, emit = cases[0]
+            cond = _eq(b, act, code)
+            return list(b.create("scf.if", [cond], types,
+                                 regions=[branch(emit), branch(lambda: chain(cases[1:]))]).results)
+
+        def advance():
+            lo = self._iteration(b, _load(b, st, 5))
+            hi = self._iteration(b, _load(b, st, 6))
+            run = clone_op(self.loop, dict(self.outer))
+            run.set_operands([lo, hi, run.operands[2], *ps])
+            b.insert(run)
+            return [act, *run.results, *ads]
+
+        def takeshot():
+            self.save(b, _load(b, st, 5), ps)
+            return [act, *ps, *ads]
+
+        def restore():
+            return [act, *self.load(b, _load(b, st, 5)), *ads]
+
+        def turn():
+            t = _load(b, st, 5)
+            i = self._iteration(b, t)
+            fl = self.fl
+            fl.set_operands([i, b.op("arith.addi", i, self.step), fl.operands[2], *ps])
+            b.insert(fl)
+            if self.fixed is not None:
+                return [act, *ps, *self._adjoint(b, t, ads)]
+            yes, no = Block(), Block()
+            with b.at(yes):
+                self._measure(b, st)
+                b.yield_(*ads)
+            with b.at(no):
+                b.yield_(*self._adjoint(b, t, ads))
+            out = b.create("scf.if", [_eq(b, act, PROBE)], [v.type for v in ads],
+                           regions=[Region([yes]), Region([no])]).results
+            return [act, *ps, *out]
+
+        return chain([(ADVANCE, advance), (TAKESHOT, takeshot), (RESTORE, restore),
+                      (None, turn)])
+
+    def _adjoint(self, b, t, ads):
+        rl = self.rl
+        rl.set_operands([t, b.op("arith.subi", t, b.i64(1)), b.i64(-1), *ads])
+        b.insert(rl)
+        return list(rl.results)
+
+    def _measure(self, b, st):
+        """After the probe iteration: drop its tape and fix the number of slots."""
+        rt = self.rt
+        pos = b.create("tape.mark", [rt.tape], None).result
+        n = b.op("arith.subi", pos, self.pos0)
+        b.create("tape.drop", [rt.tape, n], [])
+        used = b.op("arith.addi", b.op("arith.muli", pos, b.i64(8)), self.keep_bytes)
+        room = b.op("arith.subi", b.i64(self.limit), used)
+        slots = b.op("arith.floordivi", room, self.state_bytes)
+        ok = b.op("arith.cmpi", slots, b.i64(1), pred="ge")
+        self.raise_unless(b, ok, b.op("arith.addi", used, self.state_bytes))
+        _store(b, b.op("arith.mini", slots, self.max_slots), st, 3)
+
+    def raise_unless(self, b, ok, need) -> None:
+        """MemoryError unless ``ok``; ``need`` is what this loop needs (all loops: x ways)."""
+        need = b.op("arith.muli", need, b.i64(self.ways))
+        b.create("rt.assert", [ok, b.i64(self.user_limit), need], [], {
+            "kind": "MemoryError",
+            "msg": "memory_limit={a} bytes is too small to checkpoint this loop: it needs at "
+                   "least {b} bytes (one saved loop state, one iteration's tape and the tape "
+                   "already in use" + (", for each of the loops that run" if self.ways > 1
+                                      else "") + ")"}, loc=self.loop.loc)
+
+    def _iteration(self, b, t):
+        return b.op("arith.addi", self.lb, b.op("arith.muli", t, self.step))
+
+    # ------------------------------------------------------------------ state slots
+    def save(self, b, k, carried) -> None:
+        for v, store in zip(carried, self.pstores):
+            b.create("array.store", [b.cast(v, store.type.dtype), store, k], [])
+        for r, n, store in zip(self.roots, self.sizes, self.stores):
+            _to_flat(b, self.rt.fmap[r], store, b.op("arith.muli", k, n))
+
+    def load(self, b, k) -> list:
+        for r, n, store in zip(self.roots, self.sizes, self.stores):
+            _from_flat(b, store, self.rt.fmap[r], b.op("arith.muli", k, n))
+        return [b.cast(b.op("array.load", store, k), v.type)
+                for v, store in zip(self.carried, self.pstores)]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _free_values(loop) -> list:
+    """Values ``loop`` uses that are defined outside it (its bounds and initial values too)."""
+    seen: dict = {}
+    for op in loop.walk():
+        for v in op.operands:
+            owner = v.op if v.op is not None else v.block.parent_op
+            if v not in seen and (owner is None or not loop.is_ancestor_of(owner)):
+                seen[v] = None
+    return list(seen)
+
+
+def _written_operands(op):
+    if op.name == "array.store":
+        return (1,)
+    if op.name == "linalg.matmul":
+        return (2,)
+    if op.name == "func.call":
+        return tuple(i for i, v in enumerate(op.operands) if isinstance(v.type, ArrayType))
+    return ()
+
+
+def _itemsize(t: ArrayType) -> int:
+    return max(t.dtype.bits // 8, 1)
+
+
+def _slot_dtype(t):
+    return I64 if t == I1 else t
+
+
+def _size(b, a) -> Value:
+    n = b.i64(1)
+    for d in dims(b, a):
+        n = b.op("arith.muli", n, d)
+    return n
+
+
+def _flat_index(b, idx, shape) -> Value:
+    flat = b.i64(0)
+    for i, d in zip(idx, shape):
+        flat = b.op("arith.addi", b.op("arith.muli", flat, d), i)
+    return flat
+
+
+def _to_flat(b, src, dst, base) -> None:
+    shape = dims(b, src)
+    nest(b, shape, lambda idx: b.create("array.store", [
+        b.op("array.load", src, *idx), dst,
+        b.op("arith.addi", base, _flat_index(b, idx, shape))], []))
+
+
+def _from_flat(b, src, dst, base) -> None:
+    shape = dims(b, dst)
+    nest(b, shape, lambda idx: b.create("array.store", [
+        b.op("array.load", src, b.op("arith.addi", base, _flat_index(b, idx, shape))), dst,
+        *idx], []))
+
+
+def _copy_flat(b, src, n) -> Value:
+    out = b.create("array.alloc", [n], [ArrayType(src.type.dtype, 1, "C")],
+                   {"init": "none"}).result
+    _to_flat(b, src, out, b.i64(0))
+    return out
+
+
+def _copy_back(b, flat, dst, n) -> None:
+    _from_flat(b, flat, dst, b.i64(0))
+
+
+def _load(b, st, k) -> Value:
+    return b.op("array.load", st, b.i64(k))
+
+
+def _store(b, v, st, k) -> None:
+    b.create("array.store", [v, st, b.i64(k)], [])
+
+
+def _eq(b, v, k) -> Value:
+    return b.op("arith.cmpi", v, b.i64(k), pred="eq")
