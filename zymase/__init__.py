@@ -5,7 +5,7 @@
 """
 
 from . import autodiff as _autodiff_package  # noqa: F401  (bound before the function)
-from .ad import grad, jvp, value_and_grad  # noqa: F401
+from .ad import checkpoint, grad, jvp, value_and_grad  # noqa: F401
 from .api import JitFunction, explain, jit  # noqa: F401
 from .custom import custom_jvp, custom_vjp  # noqa: F401
 from .enzyme import (  # noqa: F401
@@ -26,6 +26,7 @@ from .errors import (  # noqa: F401
     UnsupportedError,
     ZymaseError,
     ZymaseIndexError,
+    ZymaseMemoryError,
     ZymaseTypeError,
 )
 from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401

@@ -140,6 +140,26 @@ def _return_loc(fn):
 # ---------------------------------------------------------------------- reverse mode
 
 
+def checkpoint(iterable, snaps: int | None = None):
+    """Mark a ``for`` loop for checkpointing in reverse mode::
+
+        for t in zymase.checkpoint(range(T), snaps=20):
+            step(u, c)
+
+    The gradient then stores at most ``snaps`` loop states (the values the loop carries and the
+    buffers it writes) instead of a tape for every iteration, and recomputes the steps in
+    between with the binomial (Revolve) schedule: ``T`` steps with ``s`` slots cost about
+    ``r`` extra forward runs where ``C(s + r, s) >= T``.  Without ``snaps`` the number comes from
+    the transform's ``memory_limit`` when one is given, else ``isqrt(T) + 1``.  The loop must not
+    ``break`` or ``return``, nor sit inside another loop.  Called from Python it returns
+    ``iterable`` unchanged; ``jit`` ignores it.
+    """
+    if snaps is not None and (isinstance(snaps, bool) or not isinstance(snaps, int) or snaps < 1):
+        raise ValueError(f"snaps must be a positive integer, not {snaps!r}")
+    return iterable
+
+
+
 def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True,
                    **options):
     """``fn``'s value and its gradient with respect to ``argnums`` (reverse mode).

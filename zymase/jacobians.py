@@ -61,12 +61,13 @@ def vjp(fn, *primals, **options):
         d = comp.get(primals, Request("rev", nums, 1, _float_result_positions(comp, primals)))
     except ZymaseError as e:
         raise e.with_traceback(None) from None
-    flat = _flat_args(d, primals)
+    flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in _flat_args(d, primals)]
     from .jit_values import call_for_value
     out = call_for_value(fn, primals, comp.options)
 
-    def pullback(ct):
-        return _pullback(d, flat, primals, nums, ct)
+    def pullback(ct):  # on copies: ``fn`` may write into its arguments
+        copies = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
+        return _pullback(d, copies, primals, nums, ct)
 
     return out, pullback
 

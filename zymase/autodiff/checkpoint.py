@@ -28,7 +28,7 @@ from ..errors import DifferentiationError
 from ..ir.builder import Builder
 from ..ir.core import Block, Region, Value
 from ..ir.printer import Symbol
-from ..ir.types import I1, I64, ArrayType
+from ..ir.types import F64, I1, I64, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .arrays import dims, nest
@@ -42,7 +42,12 @@ def loops_to_checkpoint(rt, limit) -> list:
     """The top-level ``scf.for`` loops whose adjoint needs a tape per iteration (all of them
     under a memory limit; otherwise those marked with ``zymase.checkpoint``)."""
     out = []
-    for op in _outer_loops(rt.func.body):
+    outer = list(_outer_loops(rt.func.body))
+    for op in rt.func.walk():
+        if "checkpoint" in op.attrs and op not in outer:
+            raise DifferentiationError("zymase.checkpoint marks a loop inside another loop; "
+                                       "only outer loops can be checkpointed", op.loc)
+    for op in outer:
         marked = "checkpoint" in op.attrs
         if op.name == "scf.while" and limit is not None and _pushes_inside(rt, op):
             raise DifferentiationError(
@@ -79,9 +84,9 @@ def _outer_loops(block):
 
 
 def _pushes_inside(rt, loop) -> bool:
-    if loop not in rt.fop:
+    fl = rt.fwhile[loop][0] if loop in rt.fwhile else rt.fop.get(loop)
+    if fl is None:
         return False
-    fl = rt.fop[loop]
     return any(inner.name in ("tape.push", "tape.push_array") for inner in fl.walk())
 
 
@@ -132,6 +137,7 @@ class Checkpointed:
         self.escaping = [r for r in self.roots if self._escapes(r)]
         snaps = loop.attrs.get("checkpoint")
         self.fixed = int(snaps) if snaps else None  # slots the user asked for
+        self.probe = self.fixed is None and self.limit is not None  # measure a step's tape
 
     # ------------------------------------------------------------------ analysis
     def _state_roots(self) -> list:
@@ -208,14 +214,17 @@ class Checkpointed:
         for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)] for r in self.escaping)):
             keep = b.op("arith.addi", keep, b.op("arith.muli", n, b.i64(_itemsize(r.type))))
         self.keep_bytes = keep
-        if self.fixed is not None:
-            slots = b.op("arith.mini", b.i64(self.fixed), b.op("arith.maxi", self.trips, b.i64(1)))
+        if self.fixed is not None or self.limit is None:
+            if self.fixed is not None:
+                slots = b.i64(self.fixed)
+            else:  # zymase.checkpoint without snaps nor memory_limit: isqrt(T) + 1
+                root = b.op("math.sqrt", b.cast(self.trips, F64))
+                slots = b.op("arith.addi", b.cast(root, I64), b.i64(1))
+            slots = b.op("arith.mini", slots, b.op("arith.maxi", self.trips, b.i64(1)))
         else:
             room = b.op("arith.subi", b.i64(self.limit), keep)
-            slots = b.op("arith.floordivi", room, state)
-            ok = b.op("arith.cmpi", slots, b.i64(1), pred="ge")
-            need = b.op("arith.addi", state, keep)
-            self.raise_unless(b, ok, need)
+            # at least one slot: the probe says how much is needed when the limit is too small
+            slots = b.op("arith.maxi", b.op("arith.floordivi", room, state), b.i64(1))
             slots = b.op("arith.mini", slots, b.op("arith.maxi", self.trips, b.i64(1)))
         self.max_slots = slots
         self.stores = [b.create("array.alloc", [b.op("arith.muli", slots, n)],
@@ -281,7 +290,7 @@ class Checkpointed:
                       [ArrayType(I64, 1, "C")], {"init": "zero"}).result
         _store(b, self.trips, st, 2)
         _store(b, self.max_slots, st, 3)
-        if self.fixed is None:
+        if self.probe:
             _store(b, b.i64(1), st, 7)  # probe pending
             self.pos0 = b.create("tape.mark", [rt.tape], None).result
         ptypes = [v.type for v in self.carried]
@@ -312,7 +321,7 @@ class Checkpointed:
 
     def next_action(self, b, st):
         call = lambda: b.create("func.call", [st], [I64], {"callee": Symbol(self.helper)}).result
-        if self.fixed is not None:
+        if not self.probe:
             return call()
         probe = b.op("arith.andi", _eq(b, _load(b, st, 7), 1), _eq(b, _load(b, st, 4), 1))
         yes, no = Block(), Block()
@@ -364,7 +373,7 @@ class Checkpointed:
             fl = self.fl
             fl.set_operands([i, b.op("arith.addi", i, self.step), fl.operands[2], *ps])
             b.insert(fl)
-            if self.fixed is not None:
+            if not self.probe:
                 return [act, *ps, *self._adjoint(b, t, ads)]
             yes, no = Block(), Block()
             with b.at(yes):

@@ -122,6 +122,9 @@ class ReverseTransform:
         seeds = [next(args) for _ in self.active_results]
         self.b.block, self.b.index, self.b.loc = new.body, None, f.loc
         self.tape = self.b.create("tape.new", [], [TAPE]).result
+        for i, a in enumerate(f.args):  # a buffer argument not differentiated that active
+            if i not in arrays and is_float_array(a) and self.act.active(a):  # values reach
+                self.fshadow[a] = self._scratch_shadow(self.fmap[a])
         self.forward_sweep()
         top = Scope(f.body, new.body, Block())
         self.scopes.append(top)
@@ -144,6 +147,13 @@ class ReverseTransform:
             self.b.create("tape.free", [self.tape], [])
             self.b.create("func.return", outs, [])
         return new
+
+    def _scratch_shadow(self, a: Value) -> Value:
+        """A zeroed shadow for buffer ``a`` whose adjoint the caller does not want."""
+        b = self.b
+        dims = [b.op("array.dim", a, axis=k) for k in range(a.type.ndim)]
+        s = b.create("array.alloc", dims, [a.type.with_layout("C")], {"init": "zero"}).result
+        return s if a.type.layout == "C" else b.op("array.relayout", s, type=a.type)
 
     def seed(self, v: Value, seed: Value) -> None:
         if isinstance(v.type, ArrayType):

@@ -495,7 +495,11 @@ class FunctionLowerer(ExprLowerer):
     def visit_For(self, s):
         if s.orelse:
             raise UnsupportedError("`for ... else` is not supported", self.src.loc(s))
-        it = self.iteration(s.iter)
+        iter_node, snaps = self.checkpoint_marker(s)
+        it = self.iteration(iter_node)
+        if it is None and snaps is not None:
+            raise self.err(UnsupportedError, "zymase.checkpoint needs a loop over a range, an "
+                           "array or a list", s.iter)
         if it is None:  # a compile-time tuple: unrolled
             for item in self.expr(s.iter).items:
                 self.assign(s.target, item)
@@ -509,7 +513,36 @@ class FunctionLowerer(ExprLowerer):
         if scan.has_loop_exit(s.body, (ast.Break,)) or scan.has_return(s.body):
             self.lower_for_as_while(s, lb, ub, step, bind_target)
         else:
+            block, n = self.b.block, len(self.b.block.ops)
             self.lower_for_range(s, lb, ub, step, bind_target)
+            if snaps is not None:  # marked for reverse mode (autodiff/checkpoint.py)
+                loop = next(op for op in reversed(block.ops[n:]) if op.name == "scf.for")
+                loop.attrs["checkpoint"] = snaps
+
+    def checkpoint_marker(self, s):
+        """``for t in zymase.checkpoint(range(...), snaps=k)``: (the inner iterable's node,
+        k, 0 when not given); (s.iter, None) for other loops."""
+        node = s.iter
+        if not isinstance(node, ast.Call):
+            return node, None
+        from ..ad import checkpoint
+        f = self.expr(node.func)
+        if not (isinstance(f, PyObj) and f.obj is checkpoint):
+            return node, None
+        if len(node.args) != 1 or any(k.arg != "snaps" for k in node.keywords):
+            raise self.err(ZymaseTypeError, "zymase.checkpoint takes one iterable and an "
+                           "optional snaps=", node)
+        snaps = 0
+        for k in node.keywords:
+            from .numpy_extra import static
+            snaps = static(self, self.expr(k.value))
+            if isinstance(snaps, bool) or not isinstance(snaps, int) or snaps < 1:
+                raise self.err(ZymaseTypeError, "zymase.checkpoint: snaps must be a positive "
+                               "integer known at compile time", k.value)
+        if scan.has_loop_exit(s.body, (ast.Break,)) or scan.has_return(s.body):
+            raise self.err(UnsupportedError, "zymase.checkpoint needs a loop without `break` "
+                           "or `return`", s)
+        return node.args[0], snaps
 
     def lower_for_as_while(self, s, lb, ub, step, bind_target):
         trip = self.range_trip(lb, ub, step)
