@@ -21,7 +21,7 @@ from common import HERE, best_time, copies, corpus
 
 import zymase
 
-DISABLE = ("recompute", "recompute_expensive", "reload", "snapshot", "carried")
+DISABLE = ("recompute", "recompute_expensive", "reload", "snapshot", "carried", "mincut")
 VARIANTS = [("default", {}), ("optimize_before_ad=False", {"optimize_before_ad": False})]
 VARIANTS += [(f"disable={name}", {"disable": {name}}) for name in DISABLE]
 VARIANTS += [("disable=all", {"disable": set(DISABLE)})]

@@ -39,3 +39,33 @@ def carried_product(x, n):
     for i in range(n):
         p = p * math.sin(x + i)
     return p
+
+
+def two_carried_one_needed(a, b):
+    """Only s = p + q is needed (for sin's derivative); p and q are carried (never at hand in
+    the adjoint sweep).  Recomputing s stores p and q, two values a trip; the min-cut stores s,
+    one.  ``0.5 * p`` needs nothing of p (the constant is not active)."""
+    y = 0.0
+    p = 0.0
+    q = 1.0
+    for i in range(a.shape[0]):
+        p = 0.5 * p + a[i]
+        q = 0.7 * q + b[i]
+        y += math.sin(p + q)
+    return y
+
+
+def scaled_carry(a):
+    """p is only ever scaled by a constant: its adjoint needs no primal value at all."""
+    p = 0.0
+    for i in range(a.shape[0]):
+        p = 0.5 * p + a[i]
+    return p
+
+
+def greedy_is_optimal(a, b):
+    """Each needed value is its own source (a carried product): the min-cut changes nothing."""
+    p = 1.0
+    for i in range(a.shape[0]):
+        p = p * a[i] + b[i]
+    return p

@@ -36,7 +36,7 @@ VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout"
 
 
 # cache optimizations that ``disable`` can switch off (ablations), see cache.py / memory.py
-OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried")
+OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried", "mincut")
 
 
 def grad_function(module: Module, func: Func, active_args, active_results,
@@ -49,13 +49,31 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
+    two_pass = "mincut" not in disable and not any(op.name == "func.call" for op in func.walk())
+    rt = _transform(module, func, active_args, active_results, registry, keep_primal, disable,
+                    memory_limit, needs={} if two_pass else None)
+    new = rt.build()
+    if two_pass:
+        from .mincut import choose_stores
+        stores = choose_stores(rt)
+        if stores:  # build again, storing the cut (the first build only told what is needed)
+            del module.funcs[new.sym_name]
+            del registry[key]
+            rt = _transform(module, func, active_args, active_results, registry, keep_primal,
+                            disable, memory_limit, stores=stores)
+            new = rt.build()
+    module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
+    return new
+
+
+def _transform(module, func, active_args, active_results, registry, keep_primal, disable,
+               memory_limit, needs=None, stores=frozenset()):
     rt = ReverseTransform(module, func, active_args, active_results, registry)
     rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
     rt.memory_limit = memory_limit
     rt.policy.disable = rt.memory.disable = rt.disable
-    new = rt.build()
-    module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
-    return new
+    rt.needs, rt.stores = needs, frozenset(stores)
+    return rt
 
 
 class Scope:
@@ -95,6 +113,10 @@ class ReverseTransform:
         self.pushes: dict[Block, int] = {}  # forward block -> tape slots pushed per execution
         self.pairs = 0
         self.rloops: dict = {}  # primal scf.for -> its reverse loop (checkpoint.py rearranges)
+        self.needs: dict | None = None  # block -> values its adjoint asks for (mincut.py)
+        self.stores: frozenset = frozenset()  # values the min-cut chose to store
+        self._recomputing: list[Block] = []
+        self._static = False
         self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
         self.memory_limit = None
 
@@ -234,6 +256,10 @@ class ReverseTransform:
 
     def get(self, v: Value) -> Value:
         """The primal value ``v`` usable at the current point of the adjoint sweep."""
+        if self.needs is not None and v.block is not self.func.body and \
+                not isinstance(v.type, ArrayType) and \
+                (not self._recomputing or self._recomputing[-1] is not v.block):
+            self.needs.setdefault(v.block, set()).add(v)
         for s in reversed(self.scopes):
             if v in s.env:
                 return s.env[v]
@@ -264,6 +290,8 @@ class ReverseTransform:
     def how(self, v: Value) -> str:
         """How the adjoint sweep obtains primal scalar ``v`` (not at the top level): "recompute",
         "reload", "snapshot", "carried" or "tape"."""
+        if v in self.stores:
+            return "tape"
         op = v.op
         if op is None:
             if "recompute" not in self.disable and self._induction(v) is not None:
@@ -288,6 +316,15 @@ class ReverseTransform:
                 and self.tape_free(v)):
             return "recompute"
         return "tape"
+
+    def how_static(self, v: Value) -> str:
+        """``how(v)`` outside any reverse region (for the min-cut): values of blocks around
+        ``v``'s count as available."""
+        self._static = True
+        try:
+            return self.how(v)
+        finally:
+            self._static = False
 
     def _induction(self, v: Value):
         """(loop, init, step_value, sign) when loop-carried ``v`` grows by a loop-invariant
@@ -328,7 +365,8 @@ class ReverseTransform:
             return True
         if home is None:
             home = v.block
-        elif v.block is not home and any(s.pblock is v.block for s in self.scopes):
+        elif v.block is not home and (self._static or
+                                      any(s.pblock is v.block for s in self.scopes)):
             return True
         op = v.op
         if op is None:
@@ -407,7 +445,11 @@ class ReverseTransform:
 
     def recompute(self, v: Value) -> Value:
         op = v.op
-        operands = [self.get(x) for x in op.operands]
+        self._recomputing.append(v.block)
+        try:
+            operands = [self.get(x) for x in op.operands]
+        finally:
+            self._recomputing.pop()
         if op.name == "array.index":  # it passed its check in the forward sweep: only wrap
             i, n = operands
             if not op.attrs.get("wrap"):
