@@ -39,6 +39,7 @@ class _Compiled:
         self.fn = python_function(fn)
         self.options = options
         self.cache: dict = {}
+        self.plans: dict = {}  # grad's per-signature call plans (see _GradPlan)
         self.lock = threading.Lock()
 
     def get(self, args, req: Request):
@@ -180,6 +181,67 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     return wrapper
 
 
+class _GradPlan:
+    """What ``grad`` of plain float/array arguments does on every call, worked out on the first
+    (checks, positions, result types), so later calls only allocate shadows and run the C entry."""
+
+    __slots__ = ("d", "nums", "arrays", "scalars", "seed", "single")
+
+    def __init__(self, d, nums, argnums, seed):
+        self.d, self.nums, self.seed = d, nums, seed
+        self.arrays = [i for i in d.flat_active if i in _array_positions(d)]
+        self.scalars = [(i, d.templates[i].value.type) for i in d.flat_active
+                        if i not in self.arrays]
+        self.single = isinstance(argnums, int)
+
+    def __call__(self, args):
+        shadows = {i: np.zeros_like(args[i]) for i in self.arrays}
+        flat = list(args) + list(shadows.values()) + [self.seed]
+        if self.scalars:
+            out = iter(self.d.call(flat))
+            shadows.update((i, _scalar_out(next(out), t)) for i, t in self.scalars)
+        else:
+            self.d.call_fast(flat)
+        if self.single:
+            return shadows[self.d.flat_active[0]] if self.d.flat_active else None
+        return tuple(shadows.get(k) for k in self.nums)
+
+
+def _array_positions(d):
+    return {i for i, t in enumerate(d.templates) if isinstance(t, Array)}
+
+
+def _plain_grad(comp, args, argnums, optimize_before_ad):
+    """``grad`` through a cached plan, or None when this call needs the general path."""
+    try:
+        key = (tuple(arg_key(a) for a in args), argnums, optimize_before_ad)
+    except (ZymaseError, TypeError):
+        return None
+    plan = comp.plans.get(key)
+    if plan is None:
+        if not all(type(a) in (float, np.ndarray) or type(a) in (int, bool) for a in args):
+            return None
+        value, g = _value_and_grad(comp, args, argnums, False, optimize_before_ad, False)
+        nums = _argnums(argnums, len(args), comp.fn)
+        req = Request("rev", nums, 1, (0,), optimize_before_ad, False)
+        d = comp.get(args, req)
+        if d.n_flat_results or len(d.templates) != len(args) or \
+                sorted(set(nums)) != sorted(d.leaf_of[i][0] for i in d.flat_active) or \
+                len(nums) != len(set(nums)):
+            comp.plans[key] = False
+            return g
+        comp.plans[key] = _GradPlan(d, nums, argnums, _seed(d))
+        return g
+    if plan is False:
+        return None
+    return plan(args)
+
+
+def _seed(d):
+    desc = d.result
+    return desc[1].np_dtype.type(1.0)
+
+
 def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_primal):
     fn = comp.fn
     nums = _argnums(argnums, len(args), fn)
@@ -246,6 +308,10 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
 
     def wrapper(*args):
         try:
+            if not has_aux:
+                g = _plain_grad(comp, args, argnums, optimize_before_ad)
+                if g is not None:
+                    return g
             value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, False)
         except ZymaseError as e:
             raise e.with_traceback(None) from None

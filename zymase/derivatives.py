@@ -52,9 +52,18 @@ class Derivative:
     func_name: str
     n_flat_args: int
     n_flat_results: int
+    fast: Any = None  # Dispatcher of the C entry (derivatives with no results), or None
 
     def call(self, flat: list) -> list:
         return self.entry.call(flat)
+
+    def call_fast(self, flat: list) -> None:
+        """For derivatives with no results (shadows filled in place): the C entry that checks
+        argument types itself (``runtime/dispatch.py``), else the general path."""
+        if self.fast is None:
+            self.entry.call(flat)
+        else:
+            self.fast.builtin(*flat)
 
 
 def flat_leaves(tpl, prefix=()):
@@ -116,15 +125,31 @@ def compile_derivative(fn, args, req: Request, options: Options,
     allow_inlining(ml.module)
     optimize(ml.module, options, dump)
     lifetime(ml.module)
-    text, errors, symbol, _ = generate(ml.module, dfunc.sym_name, options.fastmath, counting)
+    text, errors, symbol, fast_symbol = generate(ml.module, dfunc.sym_name, options.fastmath,
+                                                 counting)
     compiled = compile_ir(text)
     d = ml.module[dfunc.sym_name]
     entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)
     n_res = len(flatten(result)) if result is not None else 0
     if req.mode == "rev" and not req.primal:
         n_res = 0
+    fast = None
+    if fast_symbol is not None and not d.result_types:
+        fast = _fast_builtin(entry, compiled.address(fast_symbol))
     return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
-                      ml.module, d.sym_name, pos, n_res)
+                      ml.module, d.sym_name, pos, n_res, fast)
+
+
+def _fast_builtin(entry, address):
+    """A Dispatcher whose builtin runs this derivative's fast C entry."""
+    from .runtime.dispatch import Dispatcher
+
+    def raise_error(err_id, a, b):
+        raise entry.error(err_id, a, b).with_traceback(None)
+
+    disp = Dispatcher(lambda *args: entry.call(list(args)))
+    disp.install("only", address, raise_error)
+    return disp
 
 
 def _inexact(leaf) -> bool:

@@ -105,3 +105,14 @@ def uses_custom(x, a):
     for i in range(a.shape[0]):
         s += softplus(a[i] * x) + square(a[i] * x)
     return s
+
+
+def mixed(x, a, b, n):
+    s = 0.0
+    for i in range(n):
+        s += x * a[i] * a[i] + math.sin(b[i] * x)
+    return s
+
+
+def indexes(a, k):
+    return a[k] * a[k]

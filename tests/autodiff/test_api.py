@@ -128,3 +128,34 @@ def test_errors():
         zymase.grad(P.vec_out)(X)
     with pytest.raises(zymase.DifferentiationError, match="Active is for reverse mode"):
         zymase.autodiff(Forward, P.scal, Active(1.0), Const(2.0))
+
+
+def test_repeated_grad_calls_take_the_cached_plan():
+    """The first call per signature goes the general way and records a plan; later calls use
+    it (and the C entry when every active argument is an array): same results, same errors."""
+    a, b = np.linspace(0.1, 1.0, 6), np.linspace(-1.0, 1.0, 6)
+    for argnums in (0, 1, (1, 2), (0, 1, 2), -3, (2, 0)):
+        g = zymase.grad(P.mixed, argnums)
+        first = g(0.3, a, b, 6)
+        for _ in range(3):
+            again = g(0.3, a, b, 6)
+            for u, v in zip(np.atleast_1d(np.asarray(first, dtype=object)),
+                            np.atleast_1d(np.asarray(again, dtype=object))):
+                np.testing.assert_array_equal(u, v)
+        assert type(again) is type(first)
+    g = zymase.grad(P.mixed, 1)
+    h = 1e-6
+    for x in (0.3, 0.7):  # new values, same types: the plan; a new dtype: a new plan
+        got = g(x, a, b, 6)
+        fd = [(P.mixed(x, a + h * e, b, 6) - P.mixed(x, a - h * e, b, 6)) / (2 * h)
+              for e in np.eye(6)]
+        np.testing.assert_allclose(got, fd, rtol=1e-6)
+    g32 = g(0.3, a.astype(np.float32), b, 6)
+    assert g32.dtype == np.float32
+    strided = np.linspace(0.1, 1.0, 12)[::2]
+    np.testing.assert_allclose(g(0.3, strided, b, 6), g(0.3, np.ascontiguousarray(strided), b, 6))
+    gi = zymase.grad(P.indexes)
+    np.testing.assert_allclose(gi(a, 2), 2 * a[2] * np.eye(6)[2])
+    for _ in range(2):  # the error raised inside compiled code, through the C entry too
+        with pytest.raises(IndexError, match="out of bounds"):
+            gi(a, 17)

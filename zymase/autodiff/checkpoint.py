@@ -15,6 +15,10 @@ iteration:
   one iteration of ``FL`` followed by the same iteration of ``RL`` (``FL`` and ``RL`` are moved
   there with their bounds set to that one iteration, so their pushes and pops still pair).
 
+``while`` loops (and ``for`` loops with ``break``/``return``) are first rewritten in the primal
+(``rewrite_while_loops``): the loop runs once to count its trips, its buffers are restored, and
+it runs again as a ``for`` loop over that count, which is then checkpointed like any other.
+
 With a memory limit, the first action is a probe: iteration 0 runs with its tape recorded and
 measured, which fixes how many state slots fit next to one iteration's tape; a limit too small
 for one saved state and one iteration raises ``MemoryError`` saying how many bytes are needed.
@@ -49,7 +53,8 @@ def loops_to_checkpoint(rt, limit) -> list:
                                        "only outer loops can be checkpointed", op.loc)
     for op in outer:
         marked = "checkpoint" in op.attrs
-        if op.name == "scf.while" and limit is not None and _pushes_inside(rt, op):
+        if op.name == "scf.while" and limit is not None and _pushes_inside(rt, op) and \
+                not op.attrs.get("no_adjoint"):
             raise DifferentiationError(
                 "memory_limit: this `while` loop (or `for` loop with `break` or `return`) "
                 "records a tape per iteration, and checkpointing such loops is not supported; "
@@ -59,6 +64,72 @@ def loops_to_checkpoint(rt, limit) -> list:
         if marked or (limit is not None and _pushes_inside(rt, op)):
             out.append(op)
     return out
+
+
+# ---------------------------------------------------------------------- while loops
+
+
+def rewrite_while_loops(func, act) -> None:
+    """Give each outer ``scf.while`` a trip count before it runs, so it can be checkpointed as a
+    ``for`` loop (the trip count of a ``while`` is known only once it has run):
+
+        save the buffers the loop writes
+        T = the loop run as it is, counting its trips (its effects undone next; no adjoint)
+        restore the buffers
+        X = for k in range(T): (cond, Y) = before(X); X = after(Y)    # the same steps
+        (cond, Y) = before(X); results = Y                              # the last test
+
+    This primal runs the loop twice; under checkpointing the steps are re-run anyway."""
+    for w in [op for op in _outer_loops(func.body) if op.name == "scf.while"]:
+        _rewrite_while(func, w, act)
+
+
+def _rewrite_while(func, w, act) -> None:
+    from .arrays import copy
+    written = set()
+    for op in w.walk():
+        for i in _written_operands(op):
+            written |= act.roots.get(op.operands[i], set())
+    roots = []
+    for r in written:
+        owner = r.op if r.op is not None else r.block.parent_op
+        if owner is not None and w.is_ancestor_of(owner):
+            continue
+        if r.block is not func.body:
+            raise DifferentiationError("checkpointing this `while` loop needs to save a buffer "
+                                       "that is not made at the function's top level", w.loc)
+        roots.append(r)
+    b = Builder.before(w, w.loc)
+    saved = [copy(b, r) for r in roots]
+    counting = clone_op(w, {})
+    b.insert(counting)
+    counting, trips = cache.count_iterations(counting)
+    counting.attrs["no_adjoint"] = True  # everything it does is undone right after
+    b.index = counting.parent.ops.index(counting) + 1
+    for r, c in zip(roots, saved):
+        nest(b, dims(b, r), lambda idx, r=r, c=c: b.create(
+            "array.store", [b.op("array.load", c, *idx), r, *idx], []))
+    before, after = w.regions[0].block, w.regions[1].block
+    body = Block([I64] + [v.type for v in w.operands])
+    with b.at(body):
+        ys = _inline(b, before, list(body.args[1:]))[1:]
+        nxt = _inline(b, after, ys)
+        b.yield_(*nxt)
+    loop = b.create("scf.for", [b.i64(0), trips, b.i64(1), *w.operands],
+                    [v.type for v in w.operands], regions=[Region([body])])
+    last = _inline(b, before, list(loop.results))[1:]
+    for old, new in zip(w.results, last):
+        old.replace_all_uses_with(new)
+    w.erase()
+
+
+def _inline(b, block, args) -> list:
+    """Clone ``block``'s ops at ``b`` with its arguments bound to ``args``; returns the values
+    its terminator passes on."""
+    m = dict(zip(block.args, args))
+    for op in block.ops[:-1]:
+        b.insert(clone_op(op, m))
+    return [m.get(v, v) for v in block.terminator.operands]
 
 
 def _on_one_path(block, loops) -> int:

@@ -49,6 +49,9 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
+    if memory_limit is not None:  # while loops get a trip count, to be checkpointed as fors
+        from .checkpoint import rewrite_while_loops
+        rewrite_while_loops(func, Activity(func, sorted(active_args), list(active_results)))
     two_pass = "mincut" not in disable and not any(op.name == "func.call" for op in func.walk())
     rt = _transform(module, func, active_args, active_results, registry, keep_primal, disable,
                     memory_limit, needs={} if two_pass else None)

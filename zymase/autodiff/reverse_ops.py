@@ -24,6 +24,8 @@ def reverse_block(rt, block: Block) -> None:
         if op.name in ("scf.yield", "scf.condition", "func.return"):
             continue
         rt.b.loc = op.loc
+        if op.attrs.get("no_adjoint"):  # its effects are undone before anything uses them
+            continue
         handler = HANDLERS.get(op.name)
         if handler is not None:
             handler(rt, op)
