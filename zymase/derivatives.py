@@ -52,18 +52,19 @@ class Derivative:
     func_name: str
     n_flat_args: int
     n_flat_results: int
-    fast: Any = None  # Dispatcher of the C entry (derivatives with no results), or None
+    fast: Any = None  # Dispatcher of the C entry (at most one scalar result), or None
 
     def call(self, flat: list) -> list:
         return self.entry.call(flat)
 
-    def call_fast(self, flat: list) -> None:
-        """For derivatives with no results (shadows filled in place): the C entry that checks
-        argument types itself (``runtime/dispatch.py``), else the general path."""
+    def call_fast(self, flat: list):
+        """For derivatives with no result or one float/int result (returned as a Python
+        object): the C entry that checks argument types itself (``runtime/dispatch.py``), else
+        the general path."""
         if self.fast is None:
-            self.entry.call(flat)
-        else:
-            self.fast.builtin(*flat)
+            out = self.entry.call(flat)
+            return out[0] if out else None
+        return self.fast.builtin(*flat)
 
 
 def flat_leaves(tpl, prefix=()):
@@ -134,7 +135,7 @@ def compile_derivative(fn, args, req: Request, options: Options,
     if req.mode == "rev" and not req.primal:
         n_res = 0
     fast = None
-    if fast_symbol is not None and not d.result_types:
+    if fast_symbol is not None:
         fast = _fast_builtin(entry, compiled.address(fast_symbol))
     return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
                       ml.module, d.sym_name, pos, n_res, fast)
@@ -147,7 +148,7 @@ def _fast_builtin(entry, address):
     def raise_error(err_id, a, b):
         raise entry.error(err_id, a, b).with_traceback(None)
 
-    disp = Dispatcher(lambda *args: entry.call(list(args)))
+    disp = Dispatcher(lambda *args: (entry.call(list(args)) or [None])[0])
     disp.install("only", address, raise_error)
     return disp
 
