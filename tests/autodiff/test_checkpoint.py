@@ -31,12 +31,12 @@ def _fewest(steps, slots):
     return min(m + _fewest(steps - m, slots - 1) + _fewest(m, slots) for m in range(1, steps))
 
 
-def _run(steps, slots):
+def _run(steps, slots, run=1):
     """Play a schedule on a model state (the step number it is at); check every action is
     legal and return the number of primal steps it took."""
     saved = {0: 0}
     state, advanced, turned = None, 0, []
-    for act, a, b in schedule(steps, slots):
+    for act, a, b in schedule(steps, slots, run):
         assert len(saved) <= slots
         if act == RESTORE:
             state = saved[a]
@@ -48,8 +48,8 @@ def _run(steps, slots):
             advanced += b - a
             state = b
         else:
-            assert act == YOUTURN and state == a
-            turned.append(a)
+            assert act == YOUTURN and state == a and 1 <= b - a <= run
+            turned += list(range(b - 1, a - 1, -1))
             state = None
     assert turned == list(range(steps - 1, -1, -1))
     return advanced
@@ -59,6 +59,16 @@ def _run(steps, slots):
 def test_schedule_is_legal_and_optimal(slots):
     for steps in range(0, 45):
         assert _run(steps, slots) == _fewest(steps, slots) == optimal_steps(steps, slots)
+
+
+@pytest.mark.parametrize("run", [2, 5, 64])
+def test_schedule_with_runs_is_legal_and_no_worse(run):
+    """Recording up to ``run`` steps at once: legal, and never more primal steps than one at a
+    time; with enough room for the whole loop, no primal step is repeated."""
+    for slots in (1, 2, 3, 6):
+        for steps in range(0, 70, 3):
+            assert _run(steps, slots, run) <= _run(steps, slots)
+    assert _run(run, 1, run) == 0
 
 
 def test_schedule_large_counts_match_the_binomial_formula():

@@ -36,9 +36,13 @@ from ..ir.types import F64, I1, I64, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .arrays import dims, nest
-from .revolve import ADVANCE, HEADER, RESTORE, TAKESHOT
+from .revolve import ADVANCE, HEADER, RESTORE, RUN, TAKESHOT
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
+# the most tape one run of recorded steps may use: runs longer than this measured slower inside
+# the driver loop (heat1d medium: 3.3 ms with 1 MiB runs, 8-10 ms with 4-16 MiB runs, 2.8-3.5 ms
+# unlimited), which is not understood yet
+RUN_TAPE = 1 << 20
 READS = {"array.load": (0,), "linalg.matmul": (0, 1)}
 
 
@@ -361,6 +365,7 @@ class Checkpointed:
                       [ArrayType(I64, 1, "C")], {"init": "zero"}).result
         _store(b, self.trips, st, 2)
         _store(b, self.max_slots, st, 3)
+        _store(b, b.i64(1), st, RUN)
         if self.probe:
             _store(b, b.i64(1), st, 7)  # probe pending
             self.pos0 = b.create("tape.mark", [rt.tape], None).result
@@ -400,6 +405,7 @@ class Checkpointed:
             _store(b, b.i64(0), st, 7)
             _store(b, b.i64(0), st, 4)
             _store(b, b.i64(0), st, 5)
+            _store(b, b.i64(1), st, 6)
             b.yield_(b.i64(PROBE))
         with b.at(no):
             b.yield_(call())
@@ -438,20 +444,20 @@ class Checkpointed:
         def restore():
             return [act, *self.load(b, _load(b, st, 5)), *ads]
 
-        def turn():
-            t = _load(b, st, 5)
-            i = self._iteration(b, t)
+        def turn():  # steps t .. t_end - 1: record, then reverse
+            t, t_end = _load(b, st, 5), _load(b, st, 6)
             fl = self.fl
-            fl.set_operands([i, b.op("arith.addi", i, self.step), fl.operands[2], *ps])
+            fl.set_operands([self._iteration(b, t), self._iteration(b, t_end), fl.operands[2],
+                             *ps])
             b.insert(fl)
             if not self.probe:
-                return [act, *ps, *self._adjoint(b, t, ads)]
+                return [act, *ps, *self._adjoint(b, t, t_end, ads)]
             yes, no = Block(), Block()
             with b.at(yes):
                 self._measure(b, st)
                 b.yield_(*ads)
             with b.at(no):
-                b.yield_(*self._adjoint(b, t, ads))
+                b.yield_(*self._adjoint(b, t, t_end, ads))
             out = b.create("scf.if", [_eq(b, act, PROBE)], [v.type for v in ads],
                            regions=[Region([yes]), Region([no])]).results
             return [act, *ps, *out]
@@ -459,24 +465,47 @@ class Checkpointed:
         return chain([(ADVANCE, advance), (TAKESHOT, takeshot), (RESTORE, restore),
                       (None, turn)])
 
-    def _adjoint(self, b, t, ads):
+    def _adjoint(self, b, t, t_end, ads):
         rl = self.rl
-        rl.set_operands([t, b.op("arith.subi", t, b.i64(1)), b.i64(-1), *ads])
+        one = b.i64(1)
+        rl.set_operands([b.op("arith.subi", t_end, one), b.op("arith.subi", t, one), b.i64(-1),
+                         *ads])
         b.insert(rl)
         return list(rl.results)
 
     def _measure(self, b, st):
-        """After the probe iteration: drop its tape and fix the number of slots."""
+        """After the probe iteration: drop its tape, then share the limit between saved states
+        and recorded steps: record the whole loop at once when its tape fits, else runs of
+        steps filling half of what is left, else single steps."""
         rt = self.rt
+        op = b.op
         pos = b.create("tape.mark", [rt.tape], None).result
-        n = b.op("arith.subi", pos, self.pos0)
+        n = op("arith.subi", pos, self.pos0)
         b.create("tape.drop", [rt.tape, n], [])
-        used = b.op("arith.addi", b.op("arith.muli", pos, b.i64(8)), self.keep_bytes)
-        room = b.op("arith.subi", b.i64(self.limit), used)
-        slots = b.op("arith.floordivi", room, self.state_bytes)
-        ok = b.op("arith.cmpi", slots, b.i64(1), pred="ge")
-        self.raise_unless(b, ok, b.op("arith.addi", used, self.state_bytes))
-        _store(b, b.op("arith.mini", slots, self.max_slots), st, 3)
+        eight, one, zero = b.i64(8), b.i64(1), b.i64(0)
+        step = op("arith.muli", n, eight)  # bytes of one step's tape
+        other = op("arith.addi", op("arith.muli", self.pos0, eight), self.keep_bytes)
+        avail = op("arith.subi", b.i64(self.limit), other)
+        state = self.state_bytes
+        trips = op("arith.maxi", self.trips, one)
+        whole = op("arith.muli", trips, step)
+        fits = op("arith.andi", op("arith.cmpi", op("arith.addi", whole, state), avail, pred="le"),
+                  op("arith.cmpi", whole, b.i64(RUN_TAPE), pred="le"))
+        half = op("arith.floordivi", op("arith.maxi", avail, zero), b.i64(2))
+        half = op("arith.mini", half, b.i64(RUN_TAPE))
+        run = op("arith.maxi", op("arith.floordivi", half, op("arith.maxi", step, one)), one)
+        slots = op("arith.floordivi", op("arith.subi", avail, op("arith.muli", run, step)),
+                   state)
+        few = op("arith.cmpi", slots, one, pred="lt")
+        run = op("arith.select", few, one, run)
+        slots = op("arith.select", few, op("arith.floordivi", op("arith.subi", avail, step),
+                                             state), slots)
+        run = op("arith.select", fits, trips, run)
+        slots = op("arith.select", fits, one, slots)
+        ok = op("arith.cmpi", slots, one, pred="ge")
+        self.raise_unless(b, ok, op("arith.addi", op("arith.addi", other, step), state))
+        _store(b, op("arith.mini", slots, self.max_slots), st, 3)
+        _store(b, run, st, RUN)
 
     def raise_unless(self, b, ok, need) -> None:
         """MemoryError unless ``ok``; ``need`` is what this loop needs (all loops: x ways)."""

@@ -6,12 +6,14 @@ asks ``revolve_next(st)`` what to do next until it says ``TERMINATE``:
 * ``ADVANCE``: run the primal steps ``st[A]`` .. ``st[B] - 1`` (no tape);
 * ``TAKESHOT``: save the current state into slot ``st[A]``;
 * ``RESTORE``: load the state saved in slot ``st[A]``;
-* ``YOUTURN``: run step ``st[A]`` recording its tape, then its adjoint.
+* ``YOUTURN``: run steps ``st[A]`` .. ``st[B] - 1`` recording their tape, then their adjoint
+  (one step, or up to ``st[RUN]`` when that many steps' tape fits the memory limit).
 
-``st`` is an int64 array: ``[check, capo, fine, snaps, valid, A, B, spare, ch[0..snaps)]`` where
-``ch[k]`` is the step whose state slot ``k`` holds, ``check`` the topmost used slot, ``capo`` the
-step of the current state (meaningful when ``valid``) and ``fine`` the number of steps not yet
-reversed.  Slot 0 holds the state before step 0 when the machine starts (``start``).
+``st`` is an int64 array: ``[check, capo, fine, snaps, valid, A, B, spare, run,
+ch[0..snaps)]`` where ``ch[k]`` is the step whose state slot ``k`` holds, ``check`` the topmost
+used slot, ``capo`` the step of the current state (meaningful when ``valid``), ``fine`` the
+number of steps not yet reversed and ``run`` the most steps recorded at once.  Slot 0 holds the
+state before step 0 when the machine starts (``start``).
 
 Splitting rule: reversing ``l`` steps from a saved state with ``d`` slots from the current one
 upwards, ``r`` is the smallest number of repetitions with ``C(d + r, r) >= l``; the state is
@@ -19,14 +21,16 @@ advanced by ``m = max(1, l - C(d - 1 + r, r), C(d + r - 2, d))`` steps and saved
 right part then needs ``d - 1`` slots and ``r`` repetitions and the left part ``d`` slots and
 ``r - 1``, and ``m`` lies in the range where the total number of steps is the binomial optimum
 (``tests/autodiff/test_checkpoint.py`` checks every schedule against the optimum found by
-dynamic programming).  The function is plain Python: the derivative module compiles it with
+dynamic programming).  With ``run > 1`` the same rule works on runs of ``run`` steps.  The
+function is plain Python: the derivative module compiles it with
 zymase itself, and the tests run it in CPython.
 """
 
 from __future__ import annotations
 
 TERMINATE, ADVANCE, TAKESHOT, RESTORE, YOUTURN = 0, 1, 2, 3, 4
-HEADER = 8  # st[0:HEADER] is the machine's state, st[HEADER + k] = ch[k]
+HEADER = 9  # st[0:HEADER] is the machine's state, st[HEADER + k] = ch[k]
+RUN = 8
 
 
 def revolve_next(st):
@@ -36,25 +40,27 @@ def revolve_next(st):
     if fine == 0:
         return 0  # TERMINATE
     if st[4] == 0:  # the current state is not usable: restore the newest useful checkpoint
-        while st[8 + check] >= fine:
+        while st[9 + check] >= fine:
             check -= 1
         st[0] = check
-        st[1] = st[8 + check]
+        st[1] = st[9 + check]
         st[4] = 1
         st[5] = check
         return 3  # RESTORE
-    if capo == fine - 1:
-        st[2] = fine - 1
+    run = st[8]
+    if fine - capo <= run:  # record what is left at once
+        st[2] = capo
         st[4] = 0
         st[5] = capo
+        st[6] = fine
         return 4  # YOUTURN
-    if st[8 + check] != capo:
+    if st[9 + check] != capo:
         check += 1
         st[0] = check
-        st[8 + check] = capo
+        st[9 + check] = capo
         st[5] = check
         return 2  # TAKESHOT
-    steps = fine - capo
+    steps = (fine - capo + run - 1) // run  # in runs
     free = st[3] - check
     reps = 0
     beta = 1
@@ -68,30 +74,34 @@ def revolve_next(st):
             m = least
     if m < 1:
         m = 1
+    m = m * run
+    if m > fine - capo - 1:
+        m = fine - capo - 1
     st[5] = capo
     st[6] = capo + m
     st[1] = capo + m
     return 1  # ADVANCE
 
 
-def start(st, steps: int, snaps: int) -> None:
+def start(st, steps: int, snaps: int, run: int = 1) -> None:
     """Set up ``st`` (length HEADER + snaps) to reverse ``steps`` steps; slot 0 holds step 0."""
     st[0], st[1], st[2], st[3], st[4] = 0, 0, steps, snaps, 0
+    st[RUN] = run
     st[HEADER] = 0
 
 
-def schedule(steps: int, snaps: int):
-    """The actions for ``steps`` steps and ``snaps`` slots, as (action, A, B) tuples (for tests
-    and for ``zymase.checkpoint_schedule``)."""
+def schedule(steps: int, snaps: int, run: int = 1):
+    """The actions for ``steps`` steps, ``snaps`` slots and runs of ``run`` steps, as
+    (action, A, B) tuples (for tests)."""
     import numpy as np
     st = np.zeros(HEADER + max(snaps, 1), dtype=np.int64)
-    start(st, steps, snaps)
+    start(st, steps, snaps, run)
     out = []
     while True:
         a = revolve_next(st)
         if a == TERMINATE:
             return out
-        out.append((a, int(st[5]), int(st[6]) if a == ADVANCE else None))
+        out.append((a, int(st[5]), int(st[6]) if a in (ADVANCE, YOUTURN) else None))
 
 
 def optimal_steps(steps: int, snaps: int) -> int:
