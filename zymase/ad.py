@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from .api import arg_key
+from .checkpointing import Checkpointed, checkpoint  # noqa: F401  (zymase.checkpoint)
 from .derivatives import Request, compile_derivative, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
 from .frontend.args import flatten_arg
@@ -141,23 +142,6 @@ def _return_loc(fn):
 # ---------------------------------------------------------------------- reverse mode
 
 
-def checkpoint(iterable, snaps: int | None = None):
-    """Mark a ``for`` loop for checkpointing in reverse mode::
-
-        for t in zymase.checkpoint(range(T), snaps=20):
-            step(u, c)
-
-    The gradient then stores at most ``snaps`` loop states (the values the loop carries and the
-    buffers it writes) instead of a tape for every iteration, and recomputes the steps in
-    between with the binomial (Revolve) schedule: ``T`` steps with ``s`` slots cost about
-    ``r`` extra forward runs where ``C(s + r, s) >= T``.  Without ``snaps`` the number comes from
-    the transform's ``memory_limit`` when one is given, else ``isqrt(T) + 1``.  The loop must not
-    ``break`` or ``return``, nor sit inside another loop.  Called from Python it returns
-    ``iterable`` unchanged; ``jit`` ignores it.
-    """
-    if snaps is not None and (isinstance(snaps, bool) or not isinstance(snaps, int) or snaps < 1):
-        raise ValueError(f"snaps must be a positive integer, not {snaps!r}")
-    return iterable
 
 
 
@@ -172,6 +156,10 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
 
     def wrapper(*args):
         try:
+            if not has_aux:
+                out = _plain_grad(comp, args, argnums, optimize_before_ad, primal=True)
+                if out is not None:
+                    return out
             return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, True)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
@@ -182,59 +170,65 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
 
 
 class _GradPlan:
-    """What ``grad`` of plain float/array arguments does on every call, worked out on the first
-    (checks, positions, result types), so later calls only allocate shadows and run the C entry."""
+    """What ``grad`` / ``value_and_grad`` of plain float/array arguments do on every call,
+    worked out on the first (checks, positions, result types), so later calls only allocate
+    shadows and run the compiled code (through the C entry when it returns at most one float)."""
 
-    __slots__ = ("d", "nums", "arrays", "scalars", "seed", "single")
+    __slots__ = ("d", "nums", "arrays", "scalars", "seed", "single", "primal", "fast_ok")
 
-    def __init__(self, d, nums, argnums, seed):
-        self.d, self.nums, self.seed = d, nums, seed
+    def __init__(self, d, nums, argnums, seed, primal):
+        self.d, self.nums, self.seed, self.primal = d, nums, seed, primal
         self.arrays = [i for i in d.flat_active if i in _array_positions(d)]
         self.scalars = [(i, d.templates[i].value.type) for i in d.flat_active
                         if i not in self.arrays]
         self.single = isinstance(argnums, int)
+        types = ([d.result[1]] if primal else []) + [t for _, t in self.scalars]
+        self.fast_ok = len(types) == 0 or (len(types) == 1 and types[0].bits == 64 and
+                                           not types[0].is_complex)
 
     def __call__(self, args):
         shadows = {i: np.zeros_like(args[i]) for i in self.arrays}
         flat = list(args) + list(shadows.values()) + [self.seed]
-        if len(self.scalars) == 1 and self.scalars[0][1].bits == 64 and \
-                not self.scalars[0][1].is_complex:
-            shadows[self.scalars[0][0]] = self.d.call_fast(flat)
-        elif self.scalars:
-            out = iter(self.d.call(flat))
-            shadows.update((i, _scalar_out(next(out), t)) for i, t in self.scalars)
+        if self.fast_ok:
+            out = self.d.call_fast(flat)
+            out = [] if out is None else [out]
         else:
-            self.d.call_fast(flat)
+            out = self.d.call(flat)
+        rest = out[1:] if self.primal else out
+        shadows.update((i, _scalar_out(v, t)) for (i, t), v in zip(self.scalars, rest))
         if self.single:
-            return shadows[self.d.flat_active[0]] if self.d.flat_active else None
-        return tuple(shadows.get(k) for k in self.nums)
+            g = shadows[self.d.flat_active[0]] if self.d.flat_active else None
+        else:
+            g = tuple(shadows.get(k) for k in self.nums)
+        return (_scalar_out(out[0], self.d.result[1]), g) if self.primal else g
 
 
 def _array_positions(d):
     return {i for i, t in enumerate(d.templates) if isinstance(t, Array)}
 
 
-def _plain_grad(comp, args, argnums, optimize_before_ad):
-    """``grad`` through a cached plan, or None when this call needs the general path."""
+def _plain_grad(comp, args, argnums, optimize_before_ad, primal=False):
+    """``grad`` (or with ``primal``, ``value_and_grad``) through a cached plan, or None when
+    this call needs the general path."""
     try:
-        key = (tuple(arg_key(a) for a in args), argnums, optimize_before_ad)
+        key = (tuple(arg_key(a) for a in args), argnums, optimize_before_ad, primal)
     except (ZymaseError, TypeError):
         return None
     plan = comp.plans.get(key)
     if plan is None:
-        if not all(type(a) in (float, np.ndarray) or type(a) in (int, bool) for a in args):
+        if not all(type(a) in (float, int, bool, np.ndarray) for a in args):
             return None
-        value, g = _value_and_grad(comp, args, argnums, False, optimize_before_ad, False)
+        value, g = _value_and_grad(comp, args, argnums, False, optimize_before_ad, primal)
         nums = _argnums(argnums, len(args), comp.fn)
-        req = Request("rev", nums, 1, (0,), optimize_before_ad, False)
+        req = Request("rev", nums, 1, (0,), optimize_before_ad, primal)
         d = comp.get(args, req)
-        if d.n_flat_results or len(d.templates) != len(args) or \
+        if d.n_flat_results != int(primal) or len(d.templates) != len(args) or \
                 sorted(set(nums)) != sorted(d.leaf_of[i][0] for i in d.flat_active) or \
                 len(nums) != len(set(nums)):
             comp.plans[key] = False
-            return g
-        comp.plans[key] = _GradPlan(d, nums, argnums, _seed(d))
-        return g
+            return (value, g) if primal else g
+        comp.plans[key] = _GradPlan(d, nums, argnums, _seed(d), primal)
+        return (value, g) if primal else g
     if plan is False:
         return None
     return plan(args)

@@ -90,7 +90,8 @@ def compile_derivative(fn, args, req: Request, options: Options,
     if dump:
         dump("frontend", ml.module)
     rule = "custom_jvp" if req.mode == "fwd" else "custom_vjp_fwd"
-    allow_inlining(ml.module, keep=lambda f: rule in f.attrs)
+    allow_inlining(ml.module, keep=lambda f: rule in f.attrs or (
+        "checkpoint_call" in f.attrs and req.mode != "fwd"))
     if req.optimize_before_ad:
         optimize(ml.module, options, dump)
     else:  # the ablation: differentiate unoptimized IR (calls still inlined: reverse mode

@@ -67,7 +67,12 @@ def tape_report(fn, *args, argnums=0, optimize_before_ad: bool = True,
     """Run reverse mode of ``fn`` at ``args`` once, counting every slot pushed on the tape.
 
     ``optimize_before_ad`` and ``options`` (``disable=...``) are ``zymase.grad``'s, so the tape
-    of each ablation can be compared with the default's."""
+    of each ablation can be compared with the default's.  The report is of the unlimited tape:
+    under ``memory_limit`` the same slots are pushed again as steps are recomputed, so a count
+    would not be the memory used (``benchmarks/bench_checkpoint.py`` measures that)."""
+    if options.get("memory_limit") is not None:
+        raise TypeError("tape_report describes the unlimited tape; drop memory_limit (the limit "
+                        "bounds what that tape costs: see benchmarks/bench_checkpoint.py)")
     try:
         return _report(fn, args, argnums, optimize_before_ad, options)
     except ZymaseError as e:

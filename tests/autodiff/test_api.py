@@ -154,6 +154,18 @@ def test_repeated_grad_calls_take_the_cached_plan():
     assert g32.dtype == np.float32
     strided = np.linspace(0.1, 1.0, 12)[::2]
     np.testing.assert_allclose(g(0.3, strided, b, 6), g(0.3, np.ascontiguousarray(strided), b, 6))
+    vg = zymase.value_and_grad(P.mixed, (0, 1))
+    first = vg(0.3, a, b, 6)
+    for _ in range(2):
+        v, (gx, ga) = vg(0.3, a, b, 6)
+        assert v == first[0] == P.mixed(0.3, a, b, 6) and type(v) is float
+        assert gx == first[1][0]
+        np.testing.assert_array_equal(ga, first[1][1])
+    vga = zymase.value_and_grad(P.mixed, 1)
+    for _ in range(3):
+        v, ga = vga(0.3, a, b, 6)
+        np.testing.assert_array_equal(ga, first[1][1])
+        assert v == first[0]
     gi = zymase.grad(P.indexes)
     np.testing.assert_allclose(gi(a, 2), 2 * a[2] * np.eye(6)[2])
     for _ in range(2):  # the error raised inside compiled code, through the C entry too

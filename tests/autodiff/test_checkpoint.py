@@ -79,15 +79,20 @@ def test_schedule_large_counts_match_the_binomial_formula():
 # ---------------------------------------------------------------------- gradients
 
 
+def step(u, c):
+    """One explicit step of the heat equation, in place (a helper: inlined before AD)."""
+    prev = u[0]
+    for i in range(1, u.shape[0] - 1):
+        cur = u[i]
+        u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
+        prev = cur
+
+
 def heat(u0, c, T):
     u = u0.copy()
     e = 0.0
     for _t in range(T):
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
         e = 0.5 * e + np.sin(u[3])  # a scalar carried from step to step
     return np.sum(u * u) + e
 
@@ -95,33 +100,21 @@ def heat(u0, c, T):
 def heat_in_place(u, c, T):
     """Writes its argument: the caller must see the final state after the gradient too."""
     for _t in range(T):
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
     return np.sum(u * u)
 
 
 def heat_marked(u0, c, T):
     u = u0.copy()
     for _t in zymase.checkpoint(range(T), snaps=3):
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
     return np.sum(u * u)
 
 
 def heat_marked_default(u0, c, T):
     u = u0.copy()
     for _t in zymase.checkpoint(range(T)):
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
     return np.sum(u * u)
 
 
@@ -300,11 +293,7 @@ def heat_until(u, c, tol):
     """A while loop (trip count known only when it ends) writing its argument."""
     e = 0.0
     while e < tol:
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
         e = e + 0.1 + 0.01 * np.sin(u[3])
     return np.sum(u * u) + e
 
@@ -313,11 +302,7 @@ def heat_break(u0, c, T):
     u = u0.copy()
     s = 0.0
     for _t in range(T):
-        prev = u[0]
-        for i in range(1, u.shape[0] - 1):
-            cur = u[i]
-            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
-            prev = cur
+        step(u, c)
         s += u[2] * u[5]
         if s > 3.0:
             break
@@ -342,6 +327,51 @@ def test_while_loops_and_breaks_under_a_limit(fn, arg):
     d = np.random.default_rng(4).standard_normal(c.shape)
     np.testing.assert_allclose(np.dot(g0[1], d), _fd(fn, (u0, c, arg), 1, d), rtol=1e-6,
                                atol=1e-9)
+
+
+def relax(u, c):
+    for i in range(u.shape[0]):
+        u[i] = np.sin(u[i]) * c[i] + np.exp(-u[i] * u[i])
+
+
+def relax_twice_marked(u0, c):
+    u = u0.copy()
+    zymase.checkpoint(relax)(u, c)
+    zymase.checkpoint(relax)(u, c)
+    return np.sum(u * u)
+
+
+def relax_twice(u0, c):
+    u = u0.copy()
+    relax(u, c)
+    relax(u, c)
+    return np.sum(u * u)
+
+
+def relax_in_loop(u0, c, T):
+    u = u0.copy()
+    for _t in range(T):
+        zymase.checkpoint(relax)(u, c)
+    return np.sum(u * u)
+
+
+def test_marked_helper_is_recomputed_not_inlined():
+    u0, c = _data(9, seed=6)
+    g = zymase.grad(relax_twice_marked, (0, 1))(u0, c)
+    ref = zymase.grad(relax_twice, (0, 1))(u0, c)
+    np.testing.assert_allclose(g[0], ref[0], rtol=1e-14)
+    np.testing.assert_allclose(g[1], ref[1], rtol=1e-14)
+    d = np.random.default_rng(8).standard_normal(c.shape)
+    np.testing.assert_allclose(np.dot(g[1], d), _fd(relax_twice_marked, (u0, c), 1, d),
+                               rtol=1e-6)
+    assert relax_twice_marked(u0, c) == zymase.jit(relax_twice_marked)(u0, c)
+    _, t = zymase.jvp(relax_twice_marked, (u0, c), (np.ones_like(u0), np.zeros_like(c)))
+    assert t == pytest.approx(float(np.sum(ref[0])), rel=1e-12)
+    # the call is kept until reverse mode (inlined, the loop below would be differentiable)
+    with pytest.raises(zymase.DifferentiationError, match="inside a loop"):
+        zymase.grad(relax_in_loop)(u0, c, 3)
+    with pytest.raises(TypeError):
+        zymase.checkpoint(relax, snaps=3)
 
 
 # ---------------------------------------------------------------------- the corpus
@@ -434,3 +464,11 @@ def test_heat1d_large_under_100_mb():
     process by well under 600 MB."""
     limited, _ = _growth(10_000, 10_000, 100 * 2**20)
     assert limited < 150 * 2**20, limited
+
+
+def test_tape_report_describes_the_unlimited_tape():
+    u0, c = _data()
+    r = zymase.tape_report(heat, u0, c, 5, argnums=(0, 1))
+    assert r.total_bytes > 0
+    with pytest.raises(TypeError, match="unlimited tape"):
+        zymase.tape_report(heat, u0, c, 5, argnums=(0, 1), memory_limit=10**6)

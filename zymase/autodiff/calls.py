@@ -1,4 +1,5 @@
-"""Calls in the adjoint sweep.  After inlining, only recursive calls remain.
+"""Calls in the adjoint sweep.  After inlining, only recursive calls and calls to helpers
+marked with ``zymase.checkpoint`` remain.
 
 At ``r = g(args)`` the forward sweep first snapshots every array argument (the callee and the
 caller may overwrite them later).  The adjoint sweep calls ``g.grad`` on the snapshots: it
@@ -28,12 +29,14 @@ def reverse_call(rt, op) -> None:
     while parent is not rt.func:
         if parent.name != "scf.if":
             raise DifferentiationError(
-                f"reverse mode through the recursive call to `{op.attrs['callee']}` inside a loop "
-                "is not supported yet", op.loc)
+                f"reverse mode through the call to `{op.attrs['callee']}` inside a loop (a "
+                "recursive call, or a helper marked with zymase.checkpoint) is not supported "
+                "yet", op.loc)
         parent = parent.parent_op
     if any(not is_float(op.results[k]) for k in res):
-        raise DifferentiationError("reverse mode through a recursive call returning an array is "
-                                   "not supported yet", op.loc)
+        raise DifferentiationError("reverse mode through a call returning an array (a recursive "
+                                   "call, or a helper marked with zymase.checkpoint) is not "
+                                   "supported yet", op.loc)
     from .reverse import grad_function
     callee = rt.module[op.attrs["callee"]]
     g = grad_function(rt.module, callee, acts, res, rt.registry)

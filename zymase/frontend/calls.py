@@ -57,6 +57,12 @@ def call_object(lw, obj, args, kwargs, node):
         return handler(lw, args, kwargs, node)
     if getattr(obj, "__zymase_custom__", False):
         return lw.call_custom(obj, args, kwargs, node)
+    if getattr(obj, "__zymase_checkpoint__", False):  # kept a call until reverse mode
+        out = lw.call_user(obj.fn, args, kwargs, node)
+        call = lw.b.block.ops[-1]
+        callee = lw.mod.module[str(call.attrs["callee"])]
+        callee.attrs["noinline"] = callee.attrs["checkpoint_call"] = True
+        return out
     if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
         return lw.call_user(obj, args, kwargs, node)
     name = getattr(obj, "__qualname__", None) or repr(obj)
@@ -295,3 +301,21 @@ def _isinstance(lw, args, kwargs, node):
 
 
 _ = (PyObj,)
+
+
+def _checkpoint_call(lw, args, kwargs, node):
+    """``zymase.checkpoint(helper)`` in compiled code: the marked helper, called later (a
+    loop's ``zymase.checkpoint(range(...))`` is read by the ``for`` statement instead)."""
+    from ..checkpointing import Checkpointed
+    if len(args) == 1 and not kwargs and isinstance(args[0], PyObj) and callable(args[0].obj):
+        return PyObj(Checkpointed(args[0].obj))
+    raise lw.err(UnsupportedError, "zymase.checkpoint(...) in compiled code takes a helper "
+                 "function (or, as a for loop's iterable, a range)", node)
+
+
+def _register_checkpoint():
+    from ..checkpointing import checkpoint
+    CALLS[checkpoint] = _checkpoint_call
+
+
+_register_checkpoint()

@@ -525,7 +525,7 @@ class FunctionLowerer(ExprLowerer):
         node = s.iter
         if not isinstance(node, ast.Call):
             return node, None
-        from ..ad import checkpoint
+        from ..checkpointing import checkpoint
         f = self.expr(node.func)
         if not (isinstance(f, PyObj) and f.obj is checkpoint):
             return node, None
