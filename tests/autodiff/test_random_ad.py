@@ -167,3 +167,46 @@ def test_most_programs_differentiate():
     counts = {k: outcomes.count(k) for k in set(outcomes)}
     assert counts.get("refused", 0) <= 4, counts
     assert counts.get("checked", 0) >= 20, counts   # nonzero gradients compared with CPython
+
+
+def _limited_matches(prog, v, size, n, limit):
+    """The gradient under ``memory_limit`` equals the unlimited one exactly (the same float
+    operations run), or the limit is refused with the bytes needed, which then work."""
+    mod, path = load(prog)
+    args = unflat(v, size)
+    with np.errstate(all="ignore"):
+        want = mod.F(*args, n)
+    if not np.isfinite(want) or abs(want) > 1e6:
+        return "nonfinite"
+    try:
+        g = flat(*zymase.grad(mod.F, argnums=(0, 1, 2, 3))(*unflat(v, size), n))
+    except ZymaseError:
+        return "refused"
+    for _ in range(6):
+        try:
+            got = flat(*zymase.grad(mod.F, argnums=(0, 1, 2, 3), memory_limit=limit)(
+                *unflat(v, size), n))
+            break
+        except zymase.ZymaseMemoryError as e:
+            assert path in str(e), str(e)
+            limit = int(str(e).split("needs at least ")[1].split(" bytes")[0])
+        except ZymaseError as e:  # a loop checkpointing cannot handle: refused where it is
+            assert path in str(e) and "checkpoint" in str(e), str(e)
+            return "refused under the limit"
+    np.testing.assert_array_equal(got, g)
+    return "checked" if g.any() else "zero gradient"
+
+
+def test_random_programs_under_a_memory_limit():
+    """Checkpointing on random programs (loops, while loops, breaks, early returns, branches,
+    overwrites, views, helpers): 40 programs, each at a tight limit."""
+    outcomes = []
+    for seed in range(100, 140):
+        rng = np.random.default_rng(seed)
+        size = int(rng.integers(3, 9))
+        v = rng.uniform(-2, 2, 2 + 2 * size)
+        n = int(rng.integers(1, progen.MAX_N + 1))
+        outcomes.append(_limited_matches(progen.random_program(seed), v, size, n, 64))
+    counts = {k: outcomes.count(k) for k in set(outcomes)}
+    assert counts.get("checked", 0) >= 20, counts
+    assert counts.get("refused under the limit", 0) <= 6, counts
