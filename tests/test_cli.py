@@ -62,3 +62,12 @@ def test_explain_usage_errors(tmp_path, capsys):
     assert main(["explain", f"{path}:loss", "np.ones(", "3"]) == 2
     assert "cannot evaluate argument" in capsys.readouterr().err
     assert main(["explain", "loss"]) == 2
+
+
+def test_demo_runs_and_checks_everything(capsys):
+    """`zymase demo` (the README's third command): every example and every gradient checks."""
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "MISMATCH" not in out
+    assert "reverse-mode gradients, checked against central differences of CPython" in out
+    assert out.count(" ok\n") == 10 and "10 passed, 0 failed" in out

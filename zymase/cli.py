@@ -1,6 +1,7 @@
 """The ``zymase`` command.
 
-    zymase demo          compile the shipped examples, check them against CPython, time both
+    zymase demo          compile the shipped examples, check them against CPython, time both;
+                         then their gradients, checked against central differences
     zymase explain FILE:FUNCTION ARG...   print the IR after each stage for these arguments;
                          each ARG is a Python expression (``np`` is NumPy), e.g.
                          zymase explain model.py:loss "np.ones(4)" 3 --stage frontend
@@ -27,7 +28,7 @@ def demo(argv=None) -> int:
     import numpy as np
 
     import zymase
-    from zymase.demo.examples import EXAMPLES
+    from zymase.demo.examples import EXAMPLES, GRADIENTS
 
     print("zymase demo: compiling plain Python examples and checking them against CPython\n")
     print(f"{'example':18s} {'compile':>9s} {'zymase':>11s} {'CPython':>11s} "
@@ -46,8 +47,50 @@ def demo(argv=None) -> int:
         tp = _best(fn, _copies(args), budget=0.5, max_reps=5)
         print(f"{name:18s} {compile_s * 1e3:7.0f}ms {tz * 1e6:9.1f}us {tp * 1e6:9.0f}us "
               f"{tp / tz:7.0f}x  {'ok' if ok else 'MISMATCH'}")
-    print(f"\n{len(EXAMPLES) - failures} passed, {failures} failed")
+    failures += _demo_gradients()
+    total = len(EXAMPLES) + len(GRADIENTS)
+    print(f"\n{total - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def _demo_gradients() -> int:
+    """Reverse-mode gradients of the examples, checked against central differences of CPython
+    along a random direction; timed against the compiled primal."""
+    import numpy as np
+
+    import zymase
+    from zymase.demo.examples import GRADIENTS
+
+    print("\nreverse-mode gradients, checked against central differences of CPython\n")
+    print(f"{'gradient':18s} {'compile':>9s} {'grad':>11s} {'grad/primal':>12s}  check")
+    failures = 0
+    rng = np.random.default_rng(1)
+    for name, fn, make, argnums, options in GRADIENTS:
+        args = make()
+        nums = (argnums,) if isinstance(argnums, int) else argnums
+        grad = zymase.grad(fn, argnums, **options)
+        t0 = time.perf_counter()
+        g = grad(*_copies(args))
+        compile_s = time.perf_counter() - t0
+        gs = (g,) if isinstance(argnums, int) else g
+        dirs = [rng.standard_normal(np.shape(args[k])) for k in nums]
+        along = sum(float(np.sum(gk * d)) for gk, d in zip(gs, dirs))
+        h = 1e-6
+
+        def shifted(s, args=args, nums=nums, dirs=dirs):
+            out = list(_copies(args))
+            for k, d in zip(nums, dirs):
+                out[k] = args[k] + s * d
+            return tuple(out)
+
+        fd = (fn(*shifted(h)) - fn(*shifted(-h))) / (2 * h)
+        ok = bool(abs(along - fd) <= 1e-5 * (abs(fd) + 1e-3))
+        failures += not ok
+        tg = _best(grad, _copies(args))
+        tp = _best(zymase.jit(fn), _copies(args))
+        print(f"{name:18s} {compile_s * 1e3:7.0f}ms {tg * 1e6:9.1f}us {tg / tp:11.2f}x  "
+              f"{'ok' if ok else f'MISMATCH ({along!r} vs {fd!r})'}")
+    return failures
 
 
 def _copies(args):

@@ -71,3 +71,14 @@ EXAMPLES = [
     ("softmax_xent", softmax_xent, lambda: (_rng().standard_normal(100_000), 7)),
     ("pairwise_energy", pairwise_energy, lambda: (_rng().standard_normal((300, 3)),)),
 ]
+
+
+# (name, function, make_args, argnums, options): ``zymase demo`` checks each gradient against
+# central differences of CPython along a random direction
+GRADIENTS = [
+    ("taylor_log", taylor_log, lambda: (0.9, 200_000), 0, {}),
+    ("heat", heat, EXAMPLES[1][2], (0, 1), {}),
+    ("heat, 64 KiB tape", heat, EXAMPLES[1][2], (0, 1), {"memory_limit": 64 << 10}),
+    ("softmax_xent", softmax_xent, EXAMPLES[3][2], 0, {}),
+    ("pairwise_energy", pairwise_energy, EXAMPLES[4][2], 0, {}),
+]
