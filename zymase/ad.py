@@ -178,7 +178,8 @@ class _GradPlan:
 
     def __init__(self, d, nums, argnums, seed, primal):
         self.d, self.nums, self.seed, self.primal = d, nums, seed, primal
-        self.arrays = [i for i in d.flat_active if i in _array_positions(d)]
+        arrays = {i for i, t in enumerate(d.templates) if isinstance(t, Array)}
+        self.arrays = [i for i in d.flat_active if i in arrays]
         self.scalars = [(i, d.templates[i].value.type) for i in d.flat_active
                         if i not in self.arrays]
         self.single = isinstance(argnums, int)
@@ -201,10 +202,6 @@ class _GradPlan:
         else:
             g = tuple(shadows.get(k) for k in self.nums)
         return (_scalar_out(out[0], self.d.result[1]), g) if self.primal else g
-
-
-def _array_positions(d):
-    return {i for i, t in enumerate(d.templates) if isinstance(t, Array)}
 
 
 def _plain_grad(comp, args, argnums, optimize_before_ad, primal=False):

@@ -35,15 +35,8 @@ class Policy:
 
     def __init__(self, func, act):
         self.act = act
-        self.written = set()
-        for op in func.walk():
-            if op.name == "array.store":
-                self.written |= act.roots.get(op.operands[1], set())
-            elif op.name == "linalg.matmul":
-                self.written |= act.roots.get(op.operands[2], set())
-            elif op.name == "func.call":
-                for v in op.operands:
-                    self.written |= act.roots.get(v, set())
+        from .memory import written_roots
+        self.written = set().union(*(written_roots(op, act.roots) for op in func.walk()))
 
     def read_only(self, array: Value) -> bool:
         roots = self.act.roots.get(array)

@@ -36,9 +36,11 @@ from ..ir.types import F64, I1, I64, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .arrays import dims, nest
-from .revolve import ADVANCE, HEADER, RESTORE, RUN, TAKESHOT
+from .memory import written_roots
+from .revolve import ADVANCE, FINE, HEADER, RESTORE, RUN, SNAPS, TAKESHOT, VALID, A, B
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
+PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves spare)
 # the most tape one run of recorded steps may use: runs longer than this measured slower inside
 # the driver loop (heat1d medium: 3.3 ms with 1 MiB runs, 8-10 ms with 4-16 MiB runs, 2.8-3.5 ms
 # unlimited), which is not understood yet
@@ -55,17 +57,10 @@ def loops_to_checkpoint(rt, limit) -> list:
         if "checkpoint" in op.attrs and op not in outer:
             raise DifferentiationError("zymase.checkpoint marks a loop inside another loop; "
                                        "only outer loops can be checkpointed", op.loc)
-    for op in outer:
-        marked = "checkpoint" in op.attrs
-        if op.name == "scf.while" and limit is not None and _pushes_inside(rt, op) and \
-                not op.attrs.get("no_adjoint"):
-            raise DifferentiationError(
-                "memory_limit: this `while` loop (or `for` loop with `break` or `return`) "
-                "records a tape per iteration, and checkpointing such loops is not supported; "
-                "write it as a `for` loop over a range, or drop memory_limit", op.loc)
+    for op in outer:  # (under a limit, outer while loops were rewritten: rewrite_while_loops)
         if op.name != "scf.for" or op not in rt.rloops:
             continue
-        if marked or (limit is not None and _pushes_inside(rt, op)):
+        if "checkpoint" in op.attrs or (limit is not None and _pushes_inside(rt, op)):
             out.append(op)
     return out
 
@@ -90,10 +85,7 @@ def rewrite_while_loops(func, act) -> None:
 
 def _rewrite_while(func, w, act) -> None:
     from .arrays import copy
-    written = set()
-    for op in w.walk():
-        for i in _written_operands(op):
-            written |= act.roots.get(op.operands[i], set())
+    written = set().union(*(written_roots(op, act.roots) for op in w.walk()))
     roots = []
     for r in written:
         owner = r.op if r.op is not None else r.block.parent_op
@@ -159,10 +151,7 @@ def _outer_loops(block):
 
 
 def _pushes_inside(rt, loop) -> bool:
-    fl = rt.fwhile[loop][0] if loop in rt.fwhile else rt.fop.get(loop)
-    if fl is None:
-        return False
-    return any(inner.name in ("tape.push", "tape.push_array") for inner in fl.walk())
+    return any(inner.name in ("tape.push", "tape.push_array") for inner in rt.fop[loop].walk())
 
 
 def checkpoint_loops(rt, limit) -> None:
@@ -222,8 +211,7 @@ class Checkpointed:
         roots = rt.act.roots
         written, read = set(), set()
         for op in loop.walk():
-            for i in _written_operands(op):
-                written |= roots.get(op.operands[i], set())
+            written |= written_roots(op, roots)
             for i in READS.get(op.name, ()):
                 read |= roots.get(op.operands[i], set())
         later = set()
@@ -232,8 +220,7 @@ class Checkpointed:
             ops = x.parent.ops
             for op in ops[ops.index(x) + 1:]:
                 for inner in op.walk():
-                    for i in _written_operands(inner):
-                        later |= roots.get(inner.operands[i], set())
+                    later |= written_roots(inner, roots)
             x = x.parent_op
         out = []
         for r in written | (read & later):
@@ -360,14 +347,13 @@ class Checkpointed:
         later = [Value(r.type) for r in rl.results]  # uses after the driver, until it exists
         for old, tmp in zip(rl.results, later):
             old.replace_all_uses_with(tmp)
-        head = HEADER
-        st = b.create("array.alloc", [b.op("arith.addi", self.max_slots, b.i64(head))],
+        st = b.create("array.alloc", [b.op("arith.addi", self.max_slots, b.i64(HEADER))],
                       [ArrayType(I64, 1, "C")], {"init": "zero"}).result
-        _store(b, self.trips, st, 2)
-        _store(b, self.max_slots, st, 3)
+        _store(b, self.trips, st, FINE)
+        _store(b, self.max_slots, st, SNAPS)
         _store(b, b.i64(1), st, RUN)
         if self.probe:
-            _store(b, b.i64(1), st, 7)  # probe pending
+            _store(b, b.i64(1), st, PENDING)
             self.pos0 = b.create("tape.mark", [rt.tape], None).result
         ptypes = [v.type for v in self.carried]
         atypes = [v.type for v in adj]
@@ -393,19 +379,20 @@ class Checkpointed:
                 if v in rl.results:
                     scope.ct[k] = finals[rl.results.index(v)]
         for r, copy in zip(self.escaping, self.finals):
-            _copy_back(b, copy, rt.fmap[r], self.sizes[self.roots.index(r)])
+            _from_flat(b, copy, rt.fmap[r], b.i64(0))
 
     def next_action(self, b, st):
         call = lambda: b.create("func.call", [st], [I64], {"callee": Symbol(self.helper)}).result
         if not self.probe:
             return call()
-        probe = b.op("arith.andi", _eq(b, _load(b, st, 7), 1), _eq(b, _load(b, st, 4), 1))
+        probe = b.op("arith.andi", _eq(b, _load(b, st, PENDING), 1),
+                     _eq(b, _load(b, st, VALID), 1))
         yes, no = Block(), Block()
         with b.at(yes):
-            _store(b, b.i64(0), st, 7)
-            _store(b, b.i64(0), st, 4)
-            _store(b, b.i64(0), st, 5)
-            _store(b, b.i64(1), st, 6)
+            _store(b, b.i64(0), st, PENDING)
+            _store(b, b.i64(0), st, VALID)
+            _store(b, b.i64(0), st, A)
+            _store(b, b.i64(1), st, B)
             b.yield_(b.i64(PROBE))
         with b.at(no):
             b.yield_(call())
@@ -430,22 +417,22 @@ class Checkpointed:
                                  regions=[branch(emit), branch(lambda: chain(cases[1:]))]).results)
 
         def advance():
-            lo = self._iteration(b, _load(b, st, 5))
-            hi = self._iteration(b, _load(b, st, 6))
+            lo = self._iteration(b, _load(b, st, A))
+            hi = self._iteration(b, _load(b, st, B))
             run = clone_op(self.loop, dict(self.outer))
             run.set_operands([lo, hi, run.operands[2], *ps])
             b.insert(run)
             return [act, *run.results, *ads]
 
         def takeshot():
-            self.save(b, _load(b, st, 5), ps)
+            self.save(b, _load(b, st, A), ps)
             return [act, *ps, *ads]
 
         def restore():
-            return [act, *self.load(b, _load(b, st, 5)), *ads]
+            return [act, *self.load(b, _load(b, st, A)), *ads]
 
         def turn():  # steps t .. t_end - 1: record, then reverse
-            t, t_end = _load(b, st, 5), _load(b, st, 6)
+            t, t_end = _load(b, st, A), _load(b, st, B)
             fl = self.fl
             fl.set_operands([self._iteration(b, t), self._iteration(b, t_end), fl.operands[2],
                              *ps])
@@ -504,7 +491,7 @@ class Checkpointed:
         slots = op("arith.select", fits, one, slots)
         ok = op("arith.cmpi", slots, one, pred="ge")
         self.raise_unless(b, ok, op("arith.addi", op("arith.addi", other, step), state))
-        _store(b, op("arith.mini", slots, self.max_slots), st, 3)
+        _store(b, op("arith.mini", slots, self.max_slots), st, SNAPS)
         _store(b, run, st, RUN)
 
     def raise_unless(self, b, ok, need) -> None:
@@ -548,16 +535,6 @@ def _free_values(loop) -> list:
     return list(seen)
 
 
-def _written_operands(op):
-    if op.name == "array.store":
-        return (1,)
-    if op.name == "linalg.matmul":
-        return (2,)
-    if op.name == "func.call":
-        return tuple(i for i, v in enumerate(op.operands) if isinstance(v.type, ArrayType))
-    return ()
-
-
 def _itemsize(t: ArrayType) -> int:
     return max(t.dtype.bits // 8, 1)
 
@@ -599,10 +576,6 @@ def _copy_flat(b, src, n) -> Value:
                    {"init": "none"}).result
     _to_flat(b, src, out, b.i64(0))
     return out
-
-
-def _copy_back(b, flat, dst, n) -> None:
-    _from_flat(b, flat, dst, b.i64(0))
 
 
 def _load(b, st, k) -> Value:

@@ -25,6 +25,16 @@ LOOPS = ("scf.for", "scf.while")
 WRITTEN = {"array.store": (1,), "linalg.matmul": (2,)}
 
 
+def written_roots(op: Op, roots: dict) -> set:
+    """Alias roots of the buffers ``op`` itself may write (a call: any array it is given)."""
+    if op.name in WRITTEN:
+        return set().union(*(roots.get(op.operands[i], set()) for i in WRITTEN[op.name]))
+    if op.name == "func.call":
+        return set().union(*(roots.get(v, set()) for v in op.operands
+                             if isinstance(v.type, ArrayType)))
+    return set()
+
+
 class Memory:
     disable: frozenset = frozenset()
 
@@ -32,19 +42,10 @@ class Memory:
         self.func, self.act = func, act
         self.writes: list[tuple[Op, set]] = []
         for op in func.walk():
-            roots = self._written_roots(op)
+            roots = written_roots(op, act.roots)
             if roots:
                 self.writes.append((op, roots))
         self._snap_cache: dict = {}
-
-    def _written_roots(self, op: Op) -> set:
-        if op.name in WRITTEN:
-            return set().union(*(self.act.roots.get(op.operands[i], set())
-                                 for i in WRITTEN[op.name]))
-        if op.name == "func.call":
-            return set().union(*(self.act.roots.get(v, set()) for v in op.operands
-                                 if isinstance(v.type, ArrayType)))
-        return set()
 
     def roots(self, array: Value) -> set:
         return self.act.roots.get(array, set())

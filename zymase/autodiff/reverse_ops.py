@@ -40,17 +40,11 @@ def reverse_block(rt, block: Block) -> None:
 # ---------------------------------------------------------------------- scalars
 
 
-# ops whose partial with respect to one operand is the other operand: an operand is read only
-# when the other one is active (``0.5 * p`` needs nothing of ``p``)
-CROSS = {"arith.mulf"}
-
-
 def _primals(rt, op, uses: str):
     xs = []
     for k, v in enumerate(op.operands):
-        wanted = "x" in uses or ("c" in uses and k == 0)
-        if wanted and op.name in CROSS:
-            wanted = rt.act.active(op.operands[1 - k])
+        wanted = ("x" in uses or ("c" in uses and k == 0) or
+                  ("y" in uses and rt.act.active(op.operands[1 - k])))
         xs.append(rt.get(v) if wanted else Value(v.type))
     out = rt.get(op.results[0]) if "o" in uses else Value(op.results[0].type)
     return xs, out

@@ -29,39 +29,39 @@ zymase itself, and the tests run it in CPython.
 from __future__ import annotations
 
 TERMINATE, ADVANCE, TAKESHOT, RESTORE, YOUTURN = 0, 1, 2, 3, 4
-HEADER = 9  # st[0:HEADER] is the machine's state, st[HEADER + k] = ch[k]
-RUN = 8
+# st[0:HEADER] is the machine's state (indices below), st[HEADER + k] = ch[k]
+CHECK, CAPO, FINE, SNAPS, VALID, A, B, SPARE, RUN, HEADER = range(10)
 
 
 def revolve_next(st):
-    check = st[0]
-    capo = st[1]
-    fine = st[2]
+    check = st[CHECK]
+    capo = st[CAPO]
+    fine = st[FINE]
     if fine == 0:
-        return 0  # TERMINATE
-    if st[4] == 0:  # the current state is not usable: restore the newest useful checkpoint
-        while st[9 + check] >= fine:
+        return TERMINATE
+    if st[VALID] == 0:  # the current state is not usable: restore the newest useful checkpoint
+        while st[HEADER + check] >= fine:
             check -= 1
-        st[0] = check
-        st[1] = st[9 + check]
-        st[4] = 1
-        st[5] = check
-        return 3  # RESTORE
-    run = st[8]
+        st[CHECK] = check
+        st[CAPO] = st[HEADER + check]
+        st[VALID] = 1
+        st[A] = check
+        return RESTORE
+    run = st[RUN]
     if fine - capo <= run:  # record what is left at once
-        st[2] = capo
-        st[4] = 0
-        st[5] = capo
-        st[6] = fine
-        return 4  # YOUTURN
-    if st[9 + check] != capo:
+        st[FINE] = capo
+        st[VALID] = 0
+        st[A] = capo
+        st[B] = fine
+        return YOUTURN
+    if st[HEADER + check] != capo:
         check += 1
-        st[0] = check
-        st[9 + check] = capo
-        st[5] = check
-        return 2  # TAKESHOT
+        st[CHECK] = check
+        st[HEADER + check] = capo
+        st[A] = check
+        return TAKESHOT
     steps = (fine - capo + run - 1) // run  # in runs
-    free = st[3] - check
+    free = st[SNAPS] - check
     reps = 0
     beta = 1
     while beta < steps:
@@ -77,15 +77,15 @@ def revolve_next(st):
     m = m * run
     if m > fine - capo - 1:
         m = fine - capo - 1
-    st[5] = capo
-    st[6] = capo + m
-    st[1] = capo + m
-    return 1  # ADVANCE
+    st[A] = capo
+    st[B] = capo + m
+    st[CAPO] = capo + m
+    return ADVANCE
 
 
 def start(st, steps: int, snaps: int, run: int = 1) -> None:
     """Set up ``st`` (length HEADER + snaps) to reverse ``steps`` steps; slot 0 holds step 0."""
-    st[0], st[1], st[2], st[3], st[4] = 0, 0, steps, snaps, 0
+    st[CHECK], st[CAPO], st[FINE], st[SNAPS], st[VALID] = 0, 0, steps, snaps, 0
     st[RUN] = run
     st[HEADER] = 0
 
@@ -101,7 +101,7 @@ def schedule(steps: int, snaps: int, run: int = 1):
         a = revolve_next(st)
         if a == TERMINATE:
             return out
-        out.append((a, int(st[5]), int(st[6]) if a in (ADVANCE, YOUTURN) else None))
+        out.append((a, int(st[A]), int(st[B]) if a in (ADVANCE, YOUTURN) else None))
 
 
 def optimal_steps(steps: int, snaps: int) -> int:

@@ -11,6 +11,7 @@ import builtins
 import math
 import types
 
+from ..checkpointing import Checkpointed, checkpoint
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.types import F64, I1, I64
 from .typing import Array, ListVal, PyObj, Scalar, Tup, result_type, stype
@@ -306,16 +307,10 @@ _ = (PyObj,)
 def _checkpoint_call(lw, args, kwargs, node):
     """``zymase.checkpoint(helper)`` in compiled code: the marked helper, called later (a
     loop's ``zymase.checkpoint(range(...))`` is read by the ``for`` statement instead)."""
-    from ..checkpointing import Checkpointed
     if len(args) == 1 and not kwargs and isinstance(args[0], PyObj) and callable(args[0].obj):
         return PyObj(Checkpointed(args[0].obj))
     raise lw.err(UnsupportedError, "zymase.checkpoint(...) in compiled code takes a helper "
                  "function (or, as a for loop's iterable, a range)", node)
 
 
-def _register_checkpoint():
-    from ..checkpointing import checkpoint
-    CALLS[checkpoint] = _checkpoint_call
-
-
-_register_checkpoint()
+CALLS[checkpoint] = _checkpoint_call

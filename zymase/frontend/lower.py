@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from ..checkpointing import checkpoint
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.builder import Builder
 from ..ir.core import Block, Func, Region, Value
@@ -525,7 +526,6 @@ class FunctionLowerer(ExprLowerer):
         node = s.iter
         if not isinstance(node, ast.Call):
             return node, None
-        from ..checkpointing import checkpoint
         f = self.expr(node.func)
         if not (isinstance(f, PyObj) and f.obj is checkpoint):
             return node, None

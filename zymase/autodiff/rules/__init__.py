@@ -8,8 +8,9 @@
   casts, complex parts, |z|): ``jvp(b, attrs, primals, out, tangents) -> tangent`` and
   ``vjp(b, attrs, primals, out, ct) -> [ct_i]``.
 * ``uses`` says which primal values a rule reads: ``"x"`` the operands, ``"o"`` the result,
-  ``"c"`` the first operand only (a condition); the reverse planner caches or recomputes exactly
-  these.
+  ``"c"`` the first operand only (a condition), ``"y"`` each operand only when the other one is
+  active (a product: ``0.5 * p`` needs nothing of ``p``); the reverse planner caches or
+  recomputes exactly these.
 * ``ZERO`` names ops whose results are never active: comparisons, integer ops, piecewise
   constant functions (floor, sign, ...), predicates.
 

@@ -15,7 +15,7 @@ def _sub(b, x, y, *, out, need):  # d(x-y) = dx - dy
     return b.c(1.0, x), b.c(-1.0, y)
 
 
-@partials("arith.mulf")
+@partials("arith.mulf", uses="y")
 def _mul(b, x, y, *, out, need):  # d(xy) = y dx + x dy
     return y, x
 
