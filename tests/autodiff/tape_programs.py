@@ -69,3 +69,14 @@ def greedy_is_optimal(a, b):
     for i in range(a.shape[0]):
         p = p * a[i] + b[i]
     return p
+
+
+def stencil_needs_two(u0, c, steps):
+    """Each update needs two elements it read (``sin(u[i]) * u[i+1]``'s partials), which no single
+    value can stand for: a copy of ``u`` per step (one slot per cell) beats two slots per update."""
+    u = u0.copy()
+    n = u.shape[0]
+    for _t in range(steps):
+        for i in range(n - 1):
+            u[i] = math.sin(u[i]) * u[i + 1] + c[i]
+    return np.sum(u * u)

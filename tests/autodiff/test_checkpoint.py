@@ -163,7 +163,7 @@ def test_limited_gradient_equals_unlimited(limit, T):
 def test_too_small_a_limit_says_what_it_needs():
     u0, c = _data()
     with pytest.raises(zymase.ZymaseMemoryError) as e:
-        zymase.grad(heat, argnums=(0, 1), memory_limit=200)(u0, c, 30)
+        zymase.grad(heat, argnums=(0, 1), memory_limit=100)(u0, c, 30)
     assert isinstance(e.value, MemoryError)
     msg = str(e.value)
     assert "test_checkpoint.py" in msg and "for _t in range(T)" in msg

@@ -40,16 +40,53 @@ def _slots(v) -> int:
 
 
 def _block_cut(rt, block, needed) -> set:
+    """The values to store for ``block``: the per-element alternative to a snapshot of a buffer
+    taken before each run of ``block``'s own loop when it stores at most one slot per iteration
+    for each such buffer (the snapshot also costs a slot per element, and the adjoint would read
+    several elements back where it now reads one: heat1d's ``u[i-1] - 2 u[i] + u[i+1]``), else the
+    minimum cut when it beats the greedy choice."""
+    alt = _cut(rt, block, needed, own_snapshots=True)
+    if alt is not None:
+        return alt
+    return _cut(rt, block, needed, own_snapshots=False) or set()
+
+
+def _loop_index(v) -> bool:
+    """The index of an ``scf.for`` (the reverse loop has the same one)."""
+    return v.op is None and v.index == 0 and getattr(v.block.parent_op, "name", "") == "scf.for"
+
+
+def _own_snapshot(rt, v, block):
+    """The buffer whose snapshot before each run of ``block``'s loop serves ``v``, if any."""
+    how = rt.how_static(v)
+    if how == "snapshot":
+        snap = rt.memory.snapshot_for(v.op)
+    elif how == "carried":
+        snap = rt.memory.snapshot_for(rt.memory.carried_load(v)[0])
+    else:
+        return None
+    return snap[1] if snap is not None and snap[0] is block.parent_op else None
+
+
+def _cut(rt, block, needed, own_snapshots: bool):
+    """With ``own_snapshots``: values served by a snapshot taken before each run of ``block``'s
+    loop count as sources, and the cut is returned when it takes at most one slot per such
+    buffer (None otherwise).  Without: the minimum cut when strictly below greedy, else None."""
     kind: dict = {}  # value -> "free" | "source" | "cheap"
+    snapped: set = set()
 
     def classify(v):
         if v in kind:
             return kind[v]
         kind[v] = "free"  # provisional (no cycles in SSA, but be safe)
-        if v.block is not block or isinstance(v.type, ArrayType):
+        if v.block is not block or isinstance(v.type, ArrayType) or _loop_index(v):
             k = "free"
         else:
             how = rt.how_static(v)
+            buf = _own_snapshot(rt, v, block) if own_snapshots else None
+            if buf is not None:
+                snapped.add(buf)
+                how = "tape"
             if how in ("recompute", "reload", "snapshot", "induction", "carried"):
                 k = "cheap" if how == "recompute" and v.op is not None else "free"
                 if k == "cheap" and not rt.policy.recompute(v) and \
@@ -66,9 +103,11 @@ def _block_cut(rt, block, needed) -> set:
     for v in needed:
         classify(v)
     nodes = [v for v, k in kind.items() if k != "free"]
+    if own_snapshots and not snapped:
+        return None
     if not any(kind[v] == "source" for v in nodes):
-        return set()
-    greedy = _greedy_cost(kind, needed)
+        return None
+    greedy = len(snapped) if own_snapshots else _greedy_cost(kind, needed)
     # vertex v -> (v, 0) in, (v, 1) out; edges with capacities
     cap: dict = {}
     adj: dict = {}
@@ -92,8 +131,8 @@ def _block_cut(rt, block, needed) -> set:
         if kind.get(v) in ("source", "cheap"):
             edge((v, 1), T, INF)
     flow = _max_flow(cap, adj, S, T)
-    if flow >= greedy:
-        return set()
+    if flow > greedy or (flow == greedy and not own_snapshots):
+        return None
     # the cut nearest T: vertices that can still reach T in the residual graph
     near_t = {T}
     queue = deque([T])
