@@ -33,7 +33,7 @@ class Request:
     Hessians), the user's active argument positions,
     the vector width (forward), and the differentiated result positions (reverse)."""
 
-    mode: str
+    mode: str  # "fwd", "rev", "rev-split" (split.py: forward and adjoint entries) or "fwd-rev"
     active: tuple
     width: int = 1
     results: tuple = (0,)
@@ -53,6 +53,7 @@ class Derivative:
     n_flat_args: int
     n_flat_results: int
     fast: Any = None  # Dispatcher of the C entry (at most one scalar result), or None
+    adjoint: Any = None  # "rev-split": the adjoint function's EntryPoint (``entry`` is forward's)
 
     def call(self, flat: list) -> list:
         return self.entry.call(flat)
@@ -108,12 +109,22 @@ def compile_derivative(fn, args, req: Request, options: Options,
     func.attrs.pop("entry", None)
     from .autodiff.forward import jvp_function
     from .autodiff.reverse import grad_function
+    more = []
     if req.mode == "fwd":
         dfunc = jvp_function(ml.module, func, flat_active, req.width)
     elif req.mode == "rev":
         dfunc = grad_function(ml.module, func, flat_active, list(req.results),
                               keep_primal=req.primal, disable=options.disable,
                               memory_limit=options.memory_limit)
+    elif req.mode == "rev-split":
+        from .autodiff.split import split_function
+        g = grad_function(ml.module, func, flat_active, list(req.results),
+                          disable=options.disable)
+        n_shadows = sum(isinstance(func.args[a].type, ArrayType) for a in flat_active)
+        dfunc, adj = split_function(ml.module, g, ml.module.meta["last_forward"][g.sym_name],
+                                    len(func.result_types), len(req.results), n_shadows)
+        adj.attrs["entry"] = True
+        more = [adj.sym_name]
     else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
         g = grad_function(ml.module, func, flat_active, list(req.results),
                           disable=options.disable, memory_limit=options.memory_limit)
@@ -128,10 +139,14 @@ def compile_derivative(fn, args, req: Request, options: Options,
     optimize(ml.module, options, dump)
     lifetime(ml.module)
     text, errors, symbol, fast_symbol = generate(ml.module, dfunc.sym_name, options.fastmath,
-                                                 counting)
+                                                 counting, more)
     compiled = compile_ir(text)
     d = ml.module[dfunc.sym_name]
     entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)
+    adjoint = None
+    if more:
+        a = ml.module[more[0]]
+        adjoint = EntryPoint(compiled, f"zy.entry.{more[0]}", a.arg_types, a.result_types, errors)
     n_res = len(flatten(result)) if result is not None else 0
     if req.mode == "rev" and not req.primal:
         n_res = 0
@@ -139,7 +154,7 @@ def compile_derivative(fn, args, req: Request, options: Options,
     if fast_symbol is not None:
         fast = _fast_builtin(entry, compiled.address(fast_symbol))
     return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
-                      ml.module, d.sym_name, pos, n_res, fast)
+                      ml.module, d.sym_name, pos, n_res, fast, adjoint)
 
 
 def _fast_builtin(entry, address):

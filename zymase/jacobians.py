@@ -8,6 +8,8 @@ pass per output element), ``hvp`` and ``hessian`` (forward mode over reverse mod
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .ad import (
@@ -24,6 +26,7 @@ from .ad import (
 from .compiler import rebuild_result
 from .derivatives import Request, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
+from .runtime.abi import _free
 
 MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
 
@@ -54,22 +57,109 @@ def _inexact_type(t):
 
 def vjp(fn, *primals, **options):
     """``(fn(*primals), pullback)``; ``pullback(ct)`` returns the cotangent of each primal
-    (``None`` for integer arguments) for an output cotangent ``ct`` shaped like the output."""
-    comp = _Compiled(fn, _options(**options))
+    (``None`` for integer arguments) for an output cotangent ``ct`` shaped like the output.
+
+    Uses the split form of reverse mode (``autodiff/split.py``): ``vjp`` runs the augmented
+    forward function once (the primal, plus what the adjoint needs), and ``pullback`` runs only
+    the adjoint sweep on what it kept.  A second ``pullback`` runs the forward function again
+    (on copies of the arguments as they were), since the adjoint consumes its tape.  With
+    ``memory_limit`` the pullback runs the whole checkpointed gradient instead.
+
+    >>> y, pullback = zymase.vjp(f, x, a)      # doctest: +SKIP
+    >>> dx, da = pullback(1.0)                  # doctest: +SKIP
+    """
+    comp = _vjp_compiled(fn, _options(**options))
     nums = tuple(k for k, a in enumerate(primals) if _has_float(a))
+    split = comp.options.memory_limit is None
     try:
-        d = comp.get(primals, Request("rev", nums, 1, _float_result_positions(comp, primals)))
+        req = Request("rev-split" if split else "rev", nums, 1,
+                      _float_result_positions(comp, primals))
+        d = comp.get(primals, req)
     except ZymaseError as e:
         raise e.with_traceback(None) from None
     flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in _flat_args(d, primals)]
-    from .jit_values import call_for_value
-    out = call_for_value(fn, primals, comp.options)
+    if not split:
+        from .jit_values import call_for_value
+        out = call_for_value(fn, primals, comp.options)
 
-    def pullback(ct):  # on copies: ``fn`` may write into its arguments
-        copies = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
-        return _pullback(d, copies, primals, nums, ct)
+        def pullback(ct):  # on copies: ``fn`` may write into its arguments
+            copies = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
+            return _pullback(d, copies, primals, nums, ct)
+
+        return out, pullback
+    state = _Forward(d, _flat_args(d, primals))
+    out = rebuild_result(d.result, state.results) if d.n_flat_results or \
+        d.result[0] == "p" else None
+
+    def pullback(ct):
+        nonlocal state
+        if state is None:  # the last pullback used up the tape: run the forward part again
+            state = _Forward(d, [np.array(x) if isinstance(x, np.ndarray) else x for x in flat])
+        run, state = state, None
+        return run.adjoint(primals, nums, ct)
 
     return out, pullback
+
+
+_VJP: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _vjp_compiled(fn, options) -> _Compiled:
+    """``vjp`` is called with the function each time: keep its compiled derivatives per
+    function (while it lives) and options, as ``grad(f)`` keeps them in its wrapper."""
+    try:
+        per_fn = _VJP.setdefault(fn, {})
+    except TypeError:  # not weakly referenceable: compile for this call only
+        return _Compiled(fn, options)
+    comp = per_fn.get(options)
+    if comp is None:
+        comp = per_fn[options] = _Compiled(fn, options)
+    return comp
+
+
+class _Forward:
+    """One run of a split derivative's forward function: the primal results, the residuals the
+    adjoint needs, and the tape buffer (freed by the adjoint, or here if it never runs)."""
+
+    def __init__(self, d, flat):
+        self.d = d
+        self.shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active
+                        if isinstance(flat[i], np.ndarray)}
+        res = d.entry.call(list(flat) + list(self.shadows.values()))
+        n = d.n_flat_results
+        self.results, self.residuals = res[:n], res[n:-2]
+        self.buf, self.pos = res[-2], res[-1]
+        # the arguments as the forward run left them (the adjoint reads them): the caller may
+        # change its arrays before calling the pullback
+        self.flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
+
+    def adjoint(self, primals, nums, ct):
+        d = self.d
+        seeds = _seeds(d, ct)
+        buf, self.buf = self.buf, 0
+        out = d.adjoint.call(self.flat + list(self.shadows.values()) + seeds + self.residuals
+                             + [buf, self.pos])
+        per_arg = _gather_adjoints(d, nums, self.shadows, out)
+        return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
+                     for k in range(len(primals)))
+
+    def __del__(self):
+        if getattr(self, "buf", 0):
+            _free(self.buf)
+            self.buf = 0
+
+
+def _seeds(d, ct) -> list:
+    leaves = _result_leaves(d.result)
+    seeds = []
+    for (kind, t), c in zip(leaves, _flatten_like(d.result, ct)):
+        if not _inexact_type(t):
+            continue
+        if kind == "a":
+            seeds.append(np.ascontiguousarray(c, dtype=t.dtype.np_dtype))
+        else:
+            seeds.append(t.np_dtype.type(c))
+    return seeds
 
 
 def _has_float(a):
@@ -84,18 +174,8 @@ def _float_result_positions(comp, primals):
 
 
 def _pullback(d, flat, primals, nums, ct):
-    leaves = _result_leaves(d.result)
-    cts = _flatten_like(d.result, ct)
     shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)}
-    seeds = []
-    for (kind, t), c in zip(leaves, cts):
-        if not _inexact_type(t):
-            continue
-        if kind == "a":
-            seeds.append(np.ascontiguousarray(c, dtype=t.dtype.np_dtype))
-        else:
-            seeds.append(t.np_dtype.type(c))
-    out = d.call(flat + list(shadows.values()) + seeds)
+    out = d.call(flat + list(shadows.values()) + _seeds(d, ct))
     per_arg = _gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
     return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
                  for k in range(len(primals)))

@@ -66,6 +66,7 @@ def grad_function(module: Module, func: Func, active_args, active_results,
                             disable, memory_limit, stores=stores)
             new = rt.build()
     module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
+    module.meta.setdefault("last_forward", {})[new.sym_name] = rt.last_forward
     return new
 
 
@@ -151,6 +152,7 @@ class ReverseTransform:
             if i not in arrays and is_float_array(a) and self.act.active(a):  # values reach
                 self.fshadow[a] = self._scratch_shadow(self.fmap[a])
         self.forward_sweep()
+        self.last_forward = new.body.ops[-1]  # the split form cuts here (split.py)
         top = Scope(f.body, new.body, Block())
         self.scopes.append(top)
         self.b.block, self.b.index = top.rblock, None

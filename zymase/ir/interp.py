@@ -486,6 +486,18 @@ def _tape_read(frame: Frame, op: Op, args: list) -> Sequence:
     return (op.results[0].type.np_dtype.type(args[0][int(args[1])]),)
 
 
+_EXPORTED: dict[int, list] = {}  # tapes handed from a split forward function to its adjoint
+
+
+def _tape_export(frame: Frame, op: Op, args: list) -> Sequence:
+    _EXPORTED[id(args[0])] = args[0]
+    return (np.int64(id(args[0])), np.int64(len(args[0])))
+
+
+def _tape_adopt(frame: Frame, op: Op, args: list) -> Sequence:
+    return (_EXPORTED.pop(int(args[0]))[:int(args[1])],)
+
+
 def _tape_drop(frame: Frame, op: Op, args: list) -> Sequence:
     del args[0][len(args[0]) - int(args[1]):]
     return ()
@@ -510,7 +522,8 @@ HANDLERS: dict[str, Handler] = {
     "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
     "tape.reserve": _nothing, "tape.free": _nothing,
     "tape.mark": _tape_mark, "tape.push_array": _tape_push_array, "tape.read": _tape_read,
-    "tape.drop": _tape_drop, "array.offset": _array_offset, "array.data_ptr": _data_ptr,
+    "tape.drop": _tape_drop, "tape.export": _tape_export, "tape.adopt": _tape_adopt,
+    "array.offset": _array_offset, "array.data_ptr": _data_ptr,
     **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
     "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
     "arith.select": _select, "arith.cast": _cast,

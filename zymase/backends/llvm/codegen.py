@@ -9,15 +9,19 @@ from .entry import entry_ir
 from .runtime import runtime_ir
 
 
-def generate(module: Module, entry: str, fastmath: bool = False, counting: bool = False):
+def generate(module: Module, entry: str, fastmath: bool = False, counting: bool = False,
+             more=()):
     """(LLVM IR text, error table, entry symbol, fast-entry symbol or None) for ``module``
     called through ``entry``.  ``counting`` counts tape slots per push site into the global
-    ``zy.tape_counts`` (the sites are then in ``module.meta["tape_sites"]``)."""
+    ``zy.tape_counts`` (the sites are then in ``module.meta["tape_sites"]``).  ``more``: names of
+    other functions that get a C-ABI entry (``zy.entry.<name>``) too."""
     me = ModuleEmitter(fastmath, counting)
     for f in module:
         me.funcs.append(FunctionEmitter(me, f, module).emit_function())
     func = module[entry]
     me.funcs.append(entry_ir(func))
+    for name in more:
+        me.funcs.append(entry_ir(module[name]))
     fast = None
     if pyentry.supported(func):
         me.globals.append(pyentry.declarations())

@@ -55,6 +55,25 @@ def _new(em, op):
     return [t]
 
 
+@emitter("tape.export")
+def _export(em, op):
+    t = em.val(op.operands[0])
+    buf = em.assign(f"ptrtoint ptr {em.assign(f'load ptr, ptr {t}')} to i64")
+    pos = em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")
+    return [buf, pos]
+
+
+@emitter("tape.adopt")
+def _adopt(em, op):
+    buf, pos = (em.val(v) for v in op.operands)
+    t = em.fresh("tape")
+    em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
+    em.emit(f"store ptr {em.assign(f'inttoptr i64 {buf} to ptr')}, ptr {t}")
+    em.emit(f"store i64 {pos}, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")
+    em.emit(f"store i64 {pos}, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 16')}")
+    return [t]
+
+
 @emitter("tape.free")
 def _free(em, op):
     t = em.val(op.operands[0])

@@ -8,6 +8,9 @@
 * ``%p = tape.mark %t : i64`` the current position; ``tape.push_array %t, %a`` pushes every
   element of a C-contiguous array (a snapshot); ``%v = tape.read %t, %pos : T`` reads the slot
   at an absolute position (an element of a snapshot); ``tape.drop %t, %n`` discards ``n`` slots.
+* ``%buf, %pos = tape.export %t : i64, i64`` hands the tape's buffer (an address) and position
+  to the caller (the split form's forward function returns them); ``%t = tape.adopt %buf, %pos``
+  takes such a buffer over in another call (the adjoint function, which frees it).
 
 Pushes happen in the forward sweep, pops in exactly the reverse order in the adjoint sweep.
 All four have effects: passes never move, merge or drop them.
@@ -16,7 +19,7 @@ All four have effects: passes never move, merge or drop them.
 from __future__ import annotations
 
 from ..core import ALLOCATES, READS, WRITES
-from ..types import TAPE, ScalarType
+from ..types import I64, TAPE, ScalarType
 from .base import SimpleOp, VerifyError
 
 _EFFECTS = frozenset({READS, WRITES})
@@ -25,6 +28,29 @@ _EFFECTS = frozenset({READS, WRITES})
 class New(SimpleOp):
     name = "tape.new"
     n_operands = 0
+    traits = frozenset({ALLOCATES, WRITES})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [TAPE]
+
+
+class Export(SimpleOp):
+    name = "tape.export"
+    n_operands = 1
+    n_results = 2
+    traits = _EFFECTS
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64, I64]
+
+
+class Adopt(SimpleOp):
+    name = "tape.adopt"
+    n_operands = 2
     traits = frozenset({ALLOCATES, WRITES})
     __slots__ = ()
 

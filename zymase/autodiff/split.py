@@ -1,0 +1,95 @@
+"""The split form of reverse mode: ``f.grad`` cut into an augmented forward function and an
+adjoint function that takes what the forward one left (Enzyme's augmented primal + reverse).
+
+    f.grad.fwd(args..., shadows...) -> (results..., residuals..., tape buffer, tape position)
+    f.grad.adj(args..., shadows..., seeds..., residuals..., tape buffer, tape position)
+        -> (adjoint of each active scalar argument)
+
+``grad_function`` builds one function whose body is the forward sweep followed by the adjoint
+sweep, all at its top level; the cut goes between the two.  The residuals are the forward
+sweep's top-level values that the adjoint sweep uses (scalars, and arrays: intermediate buffers,
+shadows of buffers made in the function, views); the tape travels as its buffer's address and
+position (``tape.export`` / ``tape.adopt``).  The adjoint function frees the tape, so the pair
+runs once per forward call (``vjp`` runs the forward function again for a second pullback).
+Arrays the forward function returns become NumPy arrays that own their memory, and go back to
+the adjoint function as arguments.
+"""
+
+from __future__ import annotations
+
+from ..errors import DifferentiationError
+from ..ir.core import Func, Module, Value
+from ..ir.types import I64, TAPE
+
+
+def split_function(module: Module, g: Func, last_forward, n_primal: int, n_seeds: int,
+                   n_shadows: int) -> tuple[Func, Func]:
+    """Cut ``g`` (a ``grad_function`` result with its primal results) after ``last_forward``,
+    the last op of its forward sweep.  ``n_seeds`` trailing arguments are the seeds; before
+    them ``n_shadows`` shadows.  Removes ``g`` from ``module``; returns (forward, adjoint)."""
+    ops = list(g.body.ops)
+    cut = ops.index(last_forward) + 1
+    fwd_ops, rev_ops = ops[:cut], ops[cut:]
+    ret = rev_ops[-1]
+    assert ret.name == "func.return"
+    outs = list(ret.operands)
+    primal_outs, adjoint_outs = outs[:n_primal], outs[n_primal:]
+    defined = {r: None for op in fwd_ops for r in op.results}
+    tape = next(op.result for op in fwd_ops if op.name == "tape.new")
+    n_args = len(g.args) - n_seeds
+    seeds = g.args[n_args:]
+    used: dict[Value, None] = {}
+    for op in rev_ops:
+        for inner in op.walk():
+            if inner is ret:
+                continue
+            for v in inner.operands:
+                if v in defined and v is not tape:
+                    used[v] = None
+    for op in fwd_ops:
+        for inner in op.walk():
+            if any(v in seeds for v in inner.operands):
+                raise DifferentiationError("the forward sweep reads a seed", g.loc)
+    for v in adjoint_outs:
+        if v in defined and v is not tape:
+            used[v] = None
+    live = [v for v in used if v.type != TAPE]
+    if len(live) != len(used):
+        raise DifferentiationError("a tape other than the function's crosses the split", g.loc)
+
+    fwd = Func(f"{g.sym_name}.fwd", g.arg_types[:n_args],
+               [v.type for v in primal_outs] + [v.type for v in live] + [I64, I64], loc=g.loc)
+    adj = Func(f"{g.sym_name}.adj", g.arg_types + [v.type for v in live] + [I64, I64],
+               [v.type for v in adjoint_outs], loc=g.loc)
+    fmap = dict(zip(g.args[:n_args], fwd.args))
+    for op in fwd_ops:
+        op.detach()
+        fwd.body.append(op)
+        _remap(op, fmap)
+    from ..ir.builder import Builder
+    b = Builder.at_end(fwd.body, g.loc)
+    buf, pos = b.create("tape.export", [tape], [I64, I64]).results
+    b.create("func.return", [fmap.get(v, v) for v in primal_outs] + live + [buf, pos], [])
+
+    amap = dict(zip(g.args, adj.args))
+    amap.update(zip(live, adj.args[len(g.args):]))
+    b = Builder.at_end(adj.body, g.loc)
+    new_tape = b.create("tape.adopt", list(adj.args[-2:]), [TAPE]).result
+    amap[tape] = new_tape
+    for op in rev_ops[:-1]:
+        op.detach()
+        adj.body.append(op)
+        _remap(op, amap)
+    b.create("func.return", [amap.get(v, v) for v in adjoint_outs], [])
+    ret.erase()
+    del module.funcs[g.sym_name]
+    module.add(fwd)
+    module.add(adj)
+    return fwd, adj
+
+
+def _remap(op, mapping: dict) -> None:
+    for inner in op.walk():
+        for i, v in enumerate(inner.operands):
+            if v in mapping:
+                inner.set_operand(i, mapping[v])
