@@ -20,6 +20,7 @@ from .cse import cse
 from .dce import dce
 from .inline import inline
 from .licm import licm
+from .storefwd import storefwd
 
 Pass = Callable[[Module], bool]
 
@@ -33,6 +34,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("canonicalize", canonicalize),  # clean up what hoisting exposed
     ("cse", cse),
     ("licm", licm),  # what the removed checks no longer pin inside loops
+    ("storefwd", storefwd),  # a store the next iteration reads -> a carried value
     ("dce", dce),  # unused ops, dead loops and never-read buffers
 ]
 
