@@ -127,7 +127,8 @@ def compile_derivative(fn, args, req: Request, options: Options,
         more = [adj.sym_name]
     else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
         g = grad_function(ml.module, func, flat_active, list(req.results),
-                          disable=options.disable, memory_limit=options.memory_limit)
+                          disable=options.disable, memory_limit=options.memory_limit,
+                          split_calls=False)
         n = len(func.args)
         shadows = [n + j for j, i in enumerate(a for a in flat_active
                                                  if isinstance(func.args[a].type, ArrayType))]

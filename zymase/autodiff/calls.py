@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
+from ..ir.core import WRITES
 from ..ir.printer import Symbol
 from .activity import is_float, is_float_array
 from .arrays import copy
@@ -25,6 +26,8 @@ def reverse_call(rt, op) -> None:
         return
     if op in rt.residuals:
         return _custom_vjp(rt, op)
+    if op in rt.split_calls:
+        return _split_adjoint(rt, op, acts, res)
     parent = op.parent_op
     while parent is not rt.func:
         if parent.name != "scf.if":
@@ -39,7 +42,7 @@ def reverse_call(rt, op) -> None:
                                    "supported yet", op.loc)
     from .reverse import grad_function
     callee = rt.module[op.attrs["callee"]]
-    g = grad_function(rt.module, callee, acts, res, rt.registry)
+    g = grad_function(rt.module, callee, acts, res, rt.registry, split_calls=rt.split)
     arrays = [k for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
     for k in arrays:  # all first: each promotion may rebuild the enclosing ifs
         _snapshot(rt, op, k)
@@ -54,6 +57,103 @@ def reverse_call(rt, op) -> None:
     for k in acts:
         if is_float(op.operands[k]):
             rt.accumulate(op.operands[k], next(adjoints))
+
+
+def _split_adjoint(rt, op, acts, res) -> None:
+    """Call the callee's split adjoint function with the tape its forward function returned.
+    It reads the array arguments as the call left them: a buffer written again after the call
+    is copied right after it."""
+    adj_name, (buf, pos) = rt.split_calls[op]
+    types = [op.operands[k].type for k in acts if is_float(op.operands[k])]  # (may not exist yet)
+
+    def array_arg(k, v):
+        if _written_after(rt, op, v):
+            return _copy_after(rt, op, k)
+        return rt.get(v)  # (memoized: a second promotion would rebuild the ifs again)
+
+    arrays = [(k, v) for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
+    for k, v in arrays:  # all first: each promotion may rebuild the enclosing ifs
+        array_arg(k, v)
+    args = [array_arg(k, v) if hasattr(v.type, "ndim") else rt.get(v)
+            for k, v in enumerate(op.operands)]
+    args += [rt.shadow(op.operands[k]) for k in acts if is_float_array(op.operands[k])]
+    for k in res:
+        c = rt.ct.pop(op.results[k], None)
+        args.append(c if c is not None else rt.zero(op.results[k].type))
+    args += [rt.forward_value(buf, op.parent), rt.forward_value(pos, op.parent)]
+    call = rt.b.create("func.call", args, types, {"callee": Symbol(adj_name)})
+    adjoints = iter(call.results)
+    for k in acts:
+        if is_float(op.operands[k]):
+            rt.accumulate(op.operands[k], next(adjoints))
+
+
+def _written_after(rt, op, array) -> bool:
+    """May ``array``'s buffer be written after ``op`` (later in its block, in enclosing blocks,
+    or by any op of an enclosing loop, the call itself included)?"""
+    roots = rt.memory.roots(array)
+    if not roots:
+        return True
+    writers = _writing_functions(rt.module)
+
+    def writes(o):
+        return any(w.name != "func.call" or writers.get(str(w.attrs["callee"]), True)
+                   for w in rt.memory.writes_in(o, roots))
+
+    x = op
+    while x is not rt.func:
+        parent = x.parent_op
+        if parent.name in ("scf.for", "scf.while") and writes(parent):
+            return True
+        ops = x.parent.ops
+        if any(writes(o) for o in ops[ops.index(x) + 1:]):
+            return True
+        x = parent
+    return False
+
+
+def _writing_functions(module) -> dict:
+    """Function name -> may it write an array?  (A least fixed point, so that a recursive
+    function that only reads counts as reading; ``Effects`` assumes the worst for recursion.)"""
+    writes = {name: False for name in module.funcs}
+    changed = True
+    while changed:
+        changed = False
+        for name, f in module.funcs.items():
+            if writes[name]:
+                continue
+            for op in f.walk():
+                if op.name == "func.call":
+                    hit = writes.get(str(op.attrs["callee"]), True)
+                else:
+                    hit = WRITES in op.traits and op.name != "array.alloc"
+                if hit:
+                    writes[name] = changed = True
+                    break
+    return writes
+
+
+def _copy_after(rt, op, k):
+    key = ("copy-after-call", op, k)
+    if key not in rt.fshadow:
+        if any(p.name in ("scf.for", "scf.while") for p in _ancestors(op, rt.func)):
+            raise DifferentiationError(
+                f"reverse mode through the call to `{op.attrs['callee']}` inside a loop, when "
+                "an array it is given is written again after it, is not supported yet (the "
+                "adjoint would need a copy of that array per iteration)", op.loc)
+        fop = rt.fop[op]
+        parent = fop.parent
+        b = Builder(parent, parent.ops.index(fop) + 1, op.loc)
+        snap = copy(b, rt.fmap[op.operands[k]])
+        rt.fshadow[key] = rt.promote(snap, parent)
+    return rt.fshadow[key]
+
+
+def _ancestors(op, func):
+    p = op.parent_op
+    while p is not None and p is not func:
+        yield p
+        p = p.parent_op
 
 
 def _snapshot(rt, op, k):

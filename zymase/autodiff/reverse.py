@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
 from ..ir.core import PURE, Block, Func, Module, Region, Value
+from ..ir.types import I64 as TAPE_POS
 from ..ir.types import TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
@@ -41,10 +42,13 @@ OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carr
 
 def grad_function(module: Module, func: Func, active_args, active_results,
                   registry: dict | None = None, keep_primal: bool = True,
-                  disable=frozenset(), memory_limit: int | None = None) -> Func:
+                  disable=frozenset(), memory_limit: int | None = None,
+                  split_calls: bool = True) -> Func:
     """``keep_primal=False`` drops the primal results from the returned values, so that a
     forward sweep nothing else needs can be removed (``grad`` without the value).
-    ``memory_limit`` (bytes) checkpoints the top-level loops (``checkpoint.py``)."""
+    ``memory_limit`` (bytes) checkpoints the top-level loops (``checkpoint.py``).
+    ``split_calls=False``: recursive calls re-run the callee in the adjoint sweep instead of
+    passing its tape (forward mode over this function cannot follow a tape between calls)."""
     registry = {} if registry is None else registry
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
@@ -55,6 +59,7 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     two_pass = "mincut" not in disable and not any(op.name == "func.call" for op in func.walk())
     rt = _transform(module, func, active_args, active_results, registry, keep_primal, disable,
                     memory_limit, needs={} if two_pass else None)
+    rt.split = split_calls
     new = rt.build()
     if two_pass:
         from .mincut import choose_stores
@@ -64,10 +69,30 @@ def grad_function(module: Module, func: Func, active_args, active_results,
             del registry[key]
             rt = _transform(module, func, active_args, active_results, registry, keep_primal,
                             disable, memory_limit, stores=stores)
+            rt.split = split_calls
             new = rt.build()
     module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
     module.meta.setdefault("last_forward", {})[new.sym_name] = rt.last_forward
     return new
+
+
+def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable) -> tuple:
+    """Names of ``callee``'s split forward and adjoint functions for these active arguments and
+    results, built on first request (``split.py``, residuals on the tape).  The names are fixed
+    before building, so a recursive callee's forward function calls itself."""
+    key = ("split", callee.sym_name, tuple(acts), tuple(res))
+    if key in registry:
+        return registry[key]
+    tag = f"{callee.sym_name}.vjp{'_'.join(map(str, acts))}r{'_'.join(map(str, res))}"
+    names = registry[key] = (f"{tag}.fwd", f"{tag}.adj")
+    rt = _transform(module, callee, acts, res, registry, True, disable, None)
+    rt.name = tag
+    g = rt.build()
+    from .split import split_function
+    n_shadows = sum(is_float_array(callee.args[i]) for i in acts)
+    split_function(module, g, rt.last_forward, len(callee.result_types), len(res), n_shadows,
+                   "tape", names)
+    return names
 
 
 def _transform(module, func, active_args, active_results, registry, keep_primal, disable,
@@ -123,6 +148,9 @@ class ReverseTransform:
         self._static = False
         self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
         self.memory_limit = None
+        self.name = None  # the function's name when not f.grad (split pairs)
+        self.split_calls: dict = {}  # primal call -> (adjoint name, forward (buf, pos))
+        self.split = True  # split calls (off under forward mode, which cannot follow a tape)
 
     # ------------------------------------------------------------------ function
     def build(self) -> Func:
@@ -134,9 +162,10 @@ class ReverseTransform:
         primal_types = list(f.result_types) if self.keep_primal else []
         res_types = primal_types + [f.args[i].type for i in scalars]
         suffix = "" if self.keep_primal else ".noprimal"
-        new = Func(f"{f.sym_name}.grad{suffix}", arg_types, res_types, loc=f.loc)
-        self.registry[(f.sym_name, tuple(self.active_args), tuple(self.active_results),
-                       self.keep_primal)] = new
+        new = Func(self.name or f"{f.sym_name}.grad{suffix}", arg_types, res_types, loc=f.loc)
+        if self.name is None:
+            self.registry[(f.sym_name, tuple(self.active_args), tuple(self.active_results),
+                           self.keep_primal)] = new
         self.module.add(new)
         self.new = new
         args = iter(new.args)
@@ -152,7 +181,8 @@ class ReverseTransform:
             if i not in arrays and is_float_array(a) and self.act.active(a):  # values reach
                 self.fshadow[a] = self._scratch_shadow(self.fmap[a])
         self.forward_sweep()
-        self.last_forward = new.body.ops[-1]  # the split form cuts here (split.py)
+        # the split form cuts here (split.py); an op of its own, since promote() rebuilds ifs
+        self.last_forward = self.b.create("tape.mark", [self.tape], [TAPE_POS], {"split": True})
         top = Scope(f.body, new.body, Block())
         self.scopes.append(top)
         self.b.block, self.b.index = top.rblock, None
@@ -207,29 +237,53 @@ class ReverseTransform:
                     self.fwhile[old_op] = cache.count_iterations(new_op)
                     self._remap(dict(zip(new_op.results, self.fwhile[old_op][0].results)))
                 elif old_op.name == "func.call":
-                    self._custom_forward(old_op, new_op)
+                    self._custom_forward(old_op, new_op) or self._split_forward(old_op, new_op)
             self.top_level_shadow(op)
         self.fblock[self.func.body] = self.new.body
 
-    def _custom_forward(self, call, clone) -> None:
-        """A call to a custom_vjp function runs its forward rule, which also returns residuals
-        for the backward rule."""
+    def _split_forward(self, call, clone) -> None:
+        """A call kept through optimization (recursion) whose adjoint is needed runs the
+        callee's split forward function, which also returns its tape; the adjoint sweep passes
+        that tape to the split adjoint function (``split.py``), so nothing is recomputed."""
         from ..ir.printer import Symbol
+        from ..ir.types import I64
         callee = self.module[call.attrs["callee"]]
-        if "custom_vjp_fwd" not in callee.attrs:
+        acts = [k for k, v in enumerate(call.operands) if self.act.active(v)]
+        res = [k for k, r in enumerate(call.results) if self.act.active(r)]
+        if "checkpoint_call" in callee.attrs or self.memory_limit is not None or \
+                not self.split or (not acts and not res) or \
+                any(not is_float(call.results[k]) for k in res):
             return
-        fwd = self.module[callee.attrs["custom_vjp_fwd"]]
-        new = Builder.before(clone).create("func.call", list(clone.operands), fwd.result_types,
-                                           {"callee": Symbol(fwd.sym_name)})
-        n = len(clone.results)
-        for old, r in zip(clone.results, new.results[:n]):
+        names = split_pair(self.module, callee, acts, res, self.registry, self.disable)
+        new = Builder.before(clone).create("func.call", list(clone.operands),
+                                           list(callee.result_types) + [I64, I64],
+                                           {"callee": Symbol(names[0])})
+        self._replace_call(call, clone, new)
+        self.split_calls[call] = (names[1], list(new.results[-2:]))
+
+    def _replace_call(self, call, clone, new) -> None:
+        for old, r in zip(clone.results, new.results):
             old.replace_all_uses_with(r)
         for k, v in list(self.fmap.items()):
             if v in clone.results:
                 self.fmap[k] = new.results[clone.results.index(v)]
         clone.erase()
         self.fop[call] = new
+
+    def _custom_forward(self, call, clone) -> bool:
+        """A call to a custom_vjp function runs its forward rule, which also returns residuals
+        for the backward rule."""
+        from ..ir.printer import Symbol
+        callee = self.module[call.attrs["callee"]]
+        if "custom_vjp_fwd" not in callee.attrs:
+            return False
+        fwd = self.module[callee.attrs["custom_vjp_fwd"]]
+        new = Builder.before(clone).create("func.call", list(clone.operands), fwd.result_types,
+                                           {"callee": Symbol(fwd.sym_name)})
+        n = len(clone.results)
+        self._replace_call(call, clone, new)
         self.residuals[call] = list(new.results[n:])
+        return True
 
     def _remap(self, remap: dict) -> None:
         """Point the transform's tables at replacement values."""

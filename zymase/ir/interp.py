@@ -489,6 +489,15 @@ def _tape_read(frame: Frame, op: Op, args: list) -> Sequence:
 _EXPORTED: dict[int, list] = {}  # tapes handed from a split forward function to its adjoint
 
 
+def _tape_push_ref(frame: Frame, op: Op, args: list) -> Sequence:
+    args[0].append(args[1])
+    return ()
+
+
+def _tape_pop_ref(frame: Frame, op: Op, args: list) -> Sequence:
+    return (args[0].pop(),)
+
+
 def _tape_export(frame: Frame, op: Op, args: list) -> Sequence:
     _EXPORTED[id(args[0])] = args[0]
     return (np.int64(id(args[0])), np.int64(len(args[0])))
@@ -522,7 +531,8 @@ HANDLERS: dict[str, Handler] = {
     "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
     "tape.reserve": _nothing, "tape.free": _nothing,
     "tape.mark": _tape_mark, "tape.push_array": _tape_push_array, "tape.read": _tape_read,
-    "tape.drop": _tape_drop, "tape.export": _tape_export, "tape.adopt": _tape_adopt,
+    "tape.drop": _tape_drop, "tape.export": _tape_export,
+    "tape.push_ref": _tape_push_ref, "tape.pop_ref": _tape_pop_ref, "tape.adopt": _tape_adopt,
     "array.offset": _array_offset, "array.data_ptr": _data_ptr,
     **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
     "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,

@@ -5,7 +5,8 @@ whose value (or any view of it, any loop-carried or branch-merged copy of it) ne
 block that allocates it is freed at the end of that block.  A buffer that leaves its block (it is
 yielded out, returned, or carried to the next iteration) is marked ``escapes``: the backend
 registers it in the per-call arena, which frees it when the call returns unless it is returned.
-Calls returning arrays are assumed to return views of their array arguments.
+Calls returning arrays are assumed to return views of their array arguments.  A buffer pushed on
+a tape by reference (``tape.push_ref``: a split forward function's residual) escapes.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def _escapes(alloc) -> bool:
                 todo += [use.results[idx - 3], use.body.args[idx - 2]]
             elif use.name == "scf.while":
                 todo.append(use.before.args[idx])
+            elif use.name == "tape.push_ref":  # popped later, maybe by another call
+                return True
             elif use.name in FLOW_OUT:
                 if use.parent is home or use.name == "func.return":
                     return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from .ops import emitter
-from .types import SCALAR, literal
+from .types import SCALAR, array_struct, literal
 
 TAPE_RUNTIME = """
 define internal void @zy.tape_reserve(ptr nocapture %t, i64 %n) #0 {
@@ -53,6 +53,50 @@ def _new(em, op):
     em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
     em.emit(f"store {{ptr, i64, i64}} zeroinitializer, ptr {t}")
     return [t]
+
+
+@emitter("tape.push_ref")
+def _push_ref(em, op):
+    t, a = em.val(op.operands[0]), em.val(op.operands[1])
+    n = op.operands[1].type.ndim
+    st = array_struct(n)
+    slots = [em.assign(f"ptrtoint ptr {em.assign(f'extractvalue {st} {a}, {k}')} to i64")
+             for k in (0, 1)]
+    slots += [em.assign(f"extractvalue {st} {a}, {f}, {k}") for f in (2, 3) for k in range(n)]
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    pos = em.assign(f"load i64, ptr {posp}")
+    buf = em.assign(f"load ptr, ptr {t}")
+    for k, s in enumerate(slots):
+        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
+        em.emit(f"store i64 {s}, ptr {p}")
+    em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
+    return []
+
+
+@emitter("tape.pop_ref")
+def _pop_ref(em, op):
+    t = em.val(op.operands[0])
+    n = op.results[0].type.ndim
+    st = array_struct(n)
+    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
+    pos = em.assign(f"sub i64 {em.assign(f'load i64, ptr {posp}')}, {2 + 2 * n}")
+    em.emit(f"store i64 {pos}, ptr {posp}")
+    buf = em.assign(f"load ptr, ptr {t}")
+
+    def slot(k):
+        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
+        return em.assign(f"load i64, ptr {p}")
+
+    cur = "poison"
+    for k in (0, 1):
+        addr = em.assign(f"inttoptr i64 {slot(k)} to ptr")
+        cur = em.assign(f"insertvalue {st} {cur}, ptr {addr}, {k}")
+    j = 2
+    for f in (2, 3):
+        for k in range(n):
+            cur = em.assign(f"insertvalue {st} {cur}, i64 {slot(j)}, {f}, {k}")
+            j += 1
+    return [cur]
 
 
 @emitter("tape.export")

@@ -8,6 +8,9 @@
 * ``%p = tape.mark %t : i64`` the current position; ``tape.push_array %t, %a`` pushes every
   element of a C-contiguous array (a snapshot); ``%v = tape.read %t, %pos : T`` reads the slot
   at an absolute position (an element of a snapshot); ``tape.drop %t, %n`` discards ``n`` slots.
+* ``tape.push_ref %t, %a`` pushes an array's descriptor (base and data addresses, shape,
+  strides: ``2 + 2 * ndim`` slots, not its elements; the buffer must outlive the pop, see
+  ``lifetime.py``); ``%a = tape.pop_ref %t : array<...>`` pops it.
 * ``%buf, %pos = tape.export %t : i64, i64`` hands the tape's buffer (an address) and position
   to the caller (the split form's forward function returns them); ``%t = tape.adopt %buf, %pos``
   takes such a buffer over in another call (the adjoint function, which frees it).
@@ -19,7 +22,7 @@ All four have effects: passes never move, merge or drop them.
 from __future__ import annotations
 
 from ..core import ALLOCATES, READS, WRITES
-from ..types import I64, TAPE, ScalarType
+from ..types import I64, TAPE, ArrayType, ScalarType
 from .base import SimpleOp, VerifyError
 
 _EFFECTS = frozenset({READS, WRITES})
@@ -98,6 +101,31 @@ class Pop(SimpleOp):
         super().verify()
         if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ScalarType):
             raise VerifyError("tape.pop needs a tape and gives a scalar")
+
+
+class PushRef(SimpleOp):
+    name = "tape.push_ref"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        if self.operands[0].type != TAPE or not isinstance(self.operands[1].type, ArrayType):
+            raise VerifyError("tape.push_ref needs a tape and an array")
+
+
+class PopRef(SimpleOp):
+    name = "tape.pop_ref"
+    n_operands = 1
+    traits = _EFFECTS
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ArrayType):
+            raise VerifyError("tape.pop_ref needs a tape and gives an array")
 
 
 class Mark(SimpleOp):
