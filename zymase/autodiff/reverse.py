@@ -150,7 +150,10 @@ class ReverseTransform:
         self.memory_limit = None
         self.name = None  # the function's name when not f.grad (split pairs)
         self.split_calls: dict = {}  # primal call -> (adjoint name, forward (buf, pos))
-        self.split = True  # split calls (off under forward mode, which cannot follow a tape)
+        # split calls and arrays kept by reference (off under forward mode over this function,
+        # which can follow neither a tape handed between calls nor referenced arrays' tangents)
+        self.split = True
+        self.list_shadows: dict = {}  # a list's buffers (alias roots) -> their one shadow
 
     # ------------------------------------------------------------------ function
     def build(self) -> Func:
@@ -297,6 +300,8 @@ class ReverseTransform:
         sweep so that every reverse region can use them)."""
         if len(op.results) != 1 or not is_float_array(op.result) or not self.act.active(op.result):
             return
+        if op.name == "array.alloc" and op.attrs.get("list"):
+            return  # one shadow for all of a list's buffers: list_shadow()
         if op.name == "array.alloc":
             dims = [self.fmap[d] for d in op.operands]
             self.fshadow[op.result] = self.b.create("array.alloc", dims, [op.result.type],
@@ -617,6 +622,9 @@ class ReverseTransform:
         for s in reversed(self.scopes):
             if a in s.shadows:
                 return s.shadows[a]
+        listed = self.list_shadow(a)
+        if listed is not None:
+            return listed
         if a in self.fshadow:
             return self.fshadow[a]
         op = a.op
@@ -637,11 +645,55 @@ class ReverseTransform:
         if chosen is not None:
             self.scopes[-1].shadows[a] = chosen
             return chosen
+        if renewed_array(a) is not None:
+            scope = self.scope_of(a.block)
+            dims = self.forward_dims(a)
+            r = self.at_head(scope, lambda: self.b.create(
+                "array.alloc", dims, [a.type.with_layout("C")], {"init": "zero"}).result)
+            r = self._as(r, a.type) if r.type != a.type else r
+            scope.shadows[a] = r
+            return r
         what = op.name if op is not None else "a value carried by a loop or a branch"
         raise DifferentiationError(
             f"reverse mode cannot follow an active array that comes from `{what}` here (arrays "
             "carried from one loop iteration to the next, or chosen by a branch, are not "
             "supported in reverse mode yet)", op.loc if op is not None else self.func.loc)
+
+    def list_shadow(self, a: Value):
+        """The one shadow of all the buffers of a Python list (``frontend/lists.py``): ``append``
+        moves the elements to a bigger buffer at the same positions, so every buffer's element
+        k is the list's element k, and a single zeroed shadow the size of the list's last
+        buffer serves them all (the adjoint of the copy into the bigger buffer is then the
+        identity, as it should be).  None when ``a`` is not a list's buffer."""
+        roots = self.act.roots.get(a, set())
+        if not roots or not all(_is_list_buffer(r) for r in roots):
+            return None
+        family = set(roots)
+        grew = True
+        while grew:
+            grew = False
+            for rs in self.act.roots.values():
+                if rs & family and not rs <= family and all(_is_list_buffer(r) for r in rs):
+                    family |= rs
+                    grew = True
+        key = frozenset(family)
+        if key in self.list_shadows:
+            return self.list_shadows[key]
+        last = None
+        for op in self.func.body.ops[:-1]:
+            for r in op.results:
+                if isinstance(r.type, ArrayType) and self.act.roots.get(r) and \
+                        self.act.roots[r] <= family:
+                    last = r
+        if last is None:
+            return None
+        fop = self.fop[last.op]
+        b = Builder(self.new.body, self.new.body.ops.index(fop) + 1, last.op.loc)
+        dim = b.op("array.dim", self.fmap[last], axis=0)
+        shadow = b.create("array.alloc", [dim], [last.type.with_layout("C")],
+                          {"init": "zero"}).result
+        self.list_shadows[key] = shadow
+        return shadow
 
     def at_head(self, scope: Scope, emit):
         """Run ``emit`` with the builder at the head of ``scope``'s reverse block (after its
@@ -675,6 +727,38 @@ class ReverseTransform:
             out = b.op("arith.select", same, self._as(self.fshadow[r], a.type), out)
         return out
 
+    def renewed_value(self, a: Value) -> Value:
+        """The buffer block argument ``a`` of a loop that renews it (``renewed_array``) held in
+        the iteration being reversed: nothing writes a version after it is made, so a reference
+        to it is pushed (``tape.push_ref``) instead of its elements."""
+        scope = self.scope_of(a.block)
+        if a in scope.env:
+            return scope.env[a]
+        fb = scope.fblock
+        pair = self.next_pair()
+        Builder(fb, fb.ops.index(fb.terminator), self.func.loc).create(
+            "tape.push_ref", [self.tape, self.fmap[a]], [], {"pair": pair})
+        self.pushes[fb] = self.pushes.get(fb, 0) + 2 + 2 * a.type.ndim
+        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop_ref", [self.tape],
+                                                             [a.type], {"pair": pair}).result
+        self._inserted_at_start(scope)
+        scope.env[a] = scope.head_env[a] = popped
+        return popped
+
+    def forward_dims(self, a: Value) -> list:
+        """The dimensions of primal array ``a`` (defined in a block of the forward sweep) as
+        values the adjoint sweep can use at the start of ``a``'s reverse block."""
+        if a.block is self.func.body:
+            b = Builder(self.new.body, self.new.body.ops.index(self.fop[a.op]) + 1
+                        if a.op is not None else 0, self.func.loc)
+            return [b.op("array.dim", self.fmap[a], axis=k) for k in range(a.type.ndim)]
+        fb = self.fblock[a.block]
+        fa = self.fmap[a]
+        at = 0 if fa.op is None else fb.ops.index(fa.op) + 1
+        b = Builder(fb, at, self.func.loc)
+        dims = [b.op("array.dim", fa, axis=k) for k in range(a.type.ndim)]
+        return [self.forward_value(d, a.block) for d in dims]
+
     def _as(self, v: Value, t) -> Value:
         return v if v.type == t else self.b.op("array.relayout", v, type=t)
 
@@ -706,6 +790,47 @@ class ReverseTransform:
 
 
 _ = Region
+
+
+def renewed_array(a: Value):
+    """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
+    result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
+    and only reads otherwise; else None.  Reverse mode carries its shadow backwards
+    (``reverse_ops._for``): each version gets a zeroed shadow of its own."""
+    if a.op is not None and a.op.name == "scf.for":
+        loop, k = a.op, a.op.results.index(a)
+    elif a.op is None and getattr(a.block.parent_op, "name", "") == "scf.for" and a.index > 0:
+        loop, k = a.block.parent_op, a.index - 1
+    else:
+        return None
+    body = loop.regions[0].block
+    c, y = body.args[1 + k], body.terminator.operands[k]
+    if not is_float_array(c) or y.op is None or y.op.parent is not body:
+        return None
+    fresh = y.op.name == "array.alloc" and not y.op.attrs.get("list")
+    inner = y.op.name == "scf.for" and renewed_array(y) is not None  # renewed by an inner loop
+    if not (fresh or inner):
+        return None
+    todo, seen = [c], set()
+    while todo:  # the old version is only read (or renewed by an inner loop)
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for user, i in v.uses:
+            if user.name in VIEWS and i == 0:
+                todo.extend(user.results)
+            elif user.name == "linalg.matmul" and i < 2:
+                continue
+            elif user.name == "scf.for" and i >= 3 and user.results[i - 3] is y and inner:
+                continue
+            elif user.name not in ("array.load", "array.dim"):
+                return None
+    return loop, k
+
+
+def _is_list_buffer(r: Value) -> bool:
+    return r.op is not None and r.op.name == "array.alloc" and bool(r.op.attrs.get("list"))
 
 
 def _outside(v: Value, loop) -> bool:

@@ -9,9 +9,9 @@ from ..errors import DifferentiationError
 from ..ir.core import Block, Region, Value
 from ..ir.types import I64
 from . import cache
-from .activity import is_float
+from .activity import is_float, is_float_array
 from .arrays import add_into, fill_zero, outer_add
-from .reverse import Scope
+from .reverse import VIEWS, Scope, renewed_array
 from .rules import LINEAR, PARTIALS, ZERO
 
 NO_ADJOINT = {"array.alloc", "array.const", "array.dim", "array.stride", "array.index",
@@ -132,6 +132,15 @@ def _matmul_operand(rt, x, op):
     else a snapshot taken in the forward sweep."""
     if rt.policy.read_only(x):
         return rt.get(x)
+    # a version of a renewed array, which nothing writes again, is kept by reference (not under
+    # forward mode over this, which cannot follow the tangents of referenced arrays)
+    if rt.split and x.op is None and renewed_array(x) is not None:
+        return rt.renewed_value(x)
+    if rt.split and x.op is not None and x.op.name in VIEWS and x.op.operands[0].op is None \
+            and renewed_array(x.op.operands[0]) is not None:  # (a view of one: u @ u.T)
+        base = rt.renewed_value(x.op.operands[0])
+        rest = [rt.get(v) for v in x.op.operands[1:]]
+        return rt.b.create(x.op.name, [base, *rest], [x.type], dict(x.op.attrs)).result
     if op.parent is not rt.func.body:
         raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
                                    "operands that are not written afterwards", op.loc)
@@ -180,15 +189,22 @@ def _for(rt, op) -> None:
     act_c = [k for k, c in enumerate(carried) if is_float(c) and rt.act.active(c)]
     if not act_c and not cache.relevant(op, rt.act):
         return
+    # arrays each iteration replaces by a new buffer: their shadows are carried backwards
+    renew = [k for k, c in enumerate(carried) if is_float_array(c) and rt.act.active(c)
+             and renewed_array(c) is not None]
     free = cache.free_active(op, rt.act)
     b = rt.b
     lb, ub, st = (rt.get(v) for v in op.operands[:3])
     trip = cache._trip(b, lb, ub, st)
     init = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_c]
     init += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    init += [rt.shadow(op.results[k]) for k in renew]
     blk = Block([I64] + [v.type for v in init])
     saved = (b.block, b.index)
-    scope = _enter(rt, body, blk, free, blk.args[1 + len(act_c):])
+    n_s = 1 + len(act_c) + len(free)
+    scope = _enter(rt, body, blk, free, blk.args[1 + len(act_c):n_s])
+    for j, k in enumerate(renew):
+        scope.shadows[yields[k]] = blk.args[n_s + j]
     kk = blk.args[0]
     scope.env[body.args[0]] = b.op("arith.addi", lb, b.op("arith.muli", kk, st))
     for j, k in enumerate(act_c):
@@ -196,6 +212,7 @@ def _for(rt, op) -> None:
     reverse_block(rt, body)
     outs = [rt.ct.get(carried[k]) or _zero_like(rt, carried[k]) for k in act_c]
     outs += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    outs += [rt.shadow(carried[k]) for k in renew]
     b.yield_(*outs)
     _leave(rt, saved)
     start = b.op("arith.subi", trip, b.i64(1))
@@ -208,6 +225,9 @@ def _for(rt, op) -> None:
         rt.accumulate(op.operands[3 + k], res[j])
     for i, f in enumerate(free):
         rt.ct[f] = res[len(act_c) + i]
+    for j, k in enumerate(renew):  # the first version's shadow is the initial array's
+        if rt.act.active(op.operands[3 + k]):
+            add_into(b, rt.shadow(op.operands[3 + k]), res[len(act_c) + len(free) + j])
 
 
 def _if(rt, op) -> None:

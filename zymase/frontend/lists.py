@@ -1,6 +1,8 @@
 """Python lists built inside a function: ``lst = []``, ``lst.append(x)``, ``len(lst)``, ``lst[i]``,
 ``np.array(lst)``.  A list is a buffer with a capacity and a length; ``append`` doubles the
-buffer when it is full.  Elements are scalars of one type."""
+buffer when it is full (copying the elements to the same positions).  Elements are scalars of
+one type.  The buffers are marked ``list`` so that reverse mode can give all of a list's buffers
+one shadow, the size of the last (``ReverseTransform.list_shadow``)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def list_method(lw, lst, name, args, kwargs, node):
     if not isinstance(lst, ListVal):
         buf = alloc(lw, x.type if not x.weak else result_type(stype(x), stype(x)).type,
                     [lw.b.i64(INITIAL_CAPACITY)])
+        buf.value.op.attrs["list"] = True  # reverse mode gives a list's buffers one shadow
         lst = ListVal(buf.value, lw.b.i64(0))
     new = append(lw, lst, x)
     target = node.func.value
@@ -39,13 +42,15 @@ def append(lw, lst: ListVal, x: Scalar) -> ListVal:
     with b.at(then):
         new_cap = b.op("arith.maxi", b.op("arith.muli", cap, b.i64(2)), b.i64(INITIAL_CAPACITY))
         grown = alloc(lw, lst.dtype, [new_cap])
+        grown.value.op.attrs["list"] = True
         old = Array(lst.buf)
         nest(lw, [lst.length], lambda idx, acc: store(lw, load(lw, old, idx), grown, idx))
         b.yield_(grown.value)
     with b.at(other):
         b.yield_(lst.buf)
     t = ArrayType(lst.dtype, 1, "C")
-    buf = b.create("scf.if", [full], [t], regions=[Region([then]), Region([other])]).result
+    buf = b.create("scf.if", [full], [t], {"list_grow": True},
+                   regions=[Region([then]), Region([other])]).result
     b.create("array.store", [b.cast(x.value, lst.dtype), buf, lst.length])
     return ListVal(buf, b.op("arith.addi", lst.length, b.i64(1)))
 

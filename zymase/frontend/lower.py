@@ -330,7 +330,7 @@ class FunctionLowerer(ExprLowerer):
             return self.convert(Array(a), tpl, "")
         if isinstance(tpl, ListVal):
             buf = self.b.create("array.alloc", [self.b.i64(0)], [tpl.buf.type],
-                                {"init": "zero"}).result
+                                {"init": "zero", "list": True}).result
             return ListVal(buf, self.b.i64(0))
         if isinstance(tpl, Tup):
             return Tup(tuple(self.placeholder(x) for x in tpl.items))
