@@ -117,6 +117,8 @@ def _grad_name(d) -> str:
 def _describe(op) -> str:
     if op.name == "tape.push_array":
         return f"copy of `{op.operands[1].hint or 'an array'}` before the loop"
+    if op.name == "tape.push_ref":
+        return f"reference to `{op.operands[1].hint or 'an array'}` (not its elements)"
     v = op.operands[1]
     if v.hint:
         return f"`{v.hint}`"
@@ -126,6 +128,8 @@ def _describe(op) -> str:
 
 
 def _dtype(op) -> str:
+    if op.name == "tape.push_ref":
+        return "int64"  # addresses, shape and strides
     t = op.operands[1].type
     return (t.dtype if hasattr(t, "dtype") else t).np_dtype.name
 

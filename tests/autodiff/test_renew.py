@@ -79,3 +79,13 @@ def test_hvp_of_a_matrix_product_on_a_renewed_array_is_refused_where_it_is():
     with pytest.raises(zymase.DifferentiationError, match="matrix product inside a loop") as e:
         zymase.hvp(R.rnn, argnums=1)(h0, W, xs, rng.standard_normal((4, 4)))
     assert "renew_programs.py:" in str(e.value)
+
+
+def test_tape_report_counts_references():
+    """Each step's h is kept by reference for W @ h's adjoint: 2 + 2 * ndim slots a step."""
+    rng = np.random.default_rng(0)
+    h0, W = rng.standard_normal(4), 0.5 * rng.standard_normal((4, 4))
+    xs = rng.standard_normal((6, 4))
+    r = zymase.tape_report(R.rnn, h0, W, xs, argnums=(0, 1, 2))
+    refs = [e for e in r.entries if "reference to" in e.what]
+    assert len(refs) == 1 and refs[0].count == 6 * 4, r.text

@@ -63,13 +63,7 @@ def _push_ref(em, op):
     slots = [em.assign(f"ptrtoint ptr {em.assign(f'extractvalue {st} {a}, {k}')} to i64")
              for k in (0, 1)]
     slots += [em.assign(f"extractvalue {st} {a}, {f}, {k}") for f in (2, 3) for k in range(n)]
-    posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
-    pos = em.assign(f"load i64, ptr {posp}")
-    buf = em.assign(f"load ptr, ptr {t}")
-    for k, s in enumerate(slots):
-        p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
-        em.emit(f"store i64 {s}, ptr {p}")
-    em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
+    _push_slots(em, op, t, slots)
     return []
 
 
@@ -163,7 +157,13 @@ def _from_slot(em, s, t):
 def _push(em, op):
     t = em.val(op.operands[0])
     v, ty = em.val(op.operands[1]), op.operands[1].type
-    slots = _slot_values(em, v, ty)
+    _push_slots(em, op, t, _slot_values(em, v, ty))
+    return []
+
+
+def _push_slots(em, op, t, slots) -> None:
+    """Store i64 ``slots`` at the tape's position and advance it (checked under
+    ZYMASE_VERIFY=1, counted for tape_report)."""
     posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")
     pos = em.assign(f"load i64, ptr {posp}")
     if checking():
@@ -178,7 +178,6 @@ def _push(em, op):
         p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
         em.emit(f"store i64 {s}, ptr {p}")
     em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
-    return []
 
 
 @emitter("tape.pop")
