@@ -80,3 +80,17 @@ def stencil_needs_two(u0, c, steps):
         for i in range(n - 1):
             u[i] = math.sin(u[i]) * u[i + 1] + c[i]
     return np.sum(u * u)
+
+
+def triangular_index(a, w):
+    """``idx`` advances by the inner loop's trip count each row (gmm's packed triangle): the
+    adjoint recovers it from the next row's value instead of storing it per row."""
+    n = a.shape[0]
+    s = 0.0
+    for r in range(3):
+        idx = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                s += w[idx] * a[i] * a[j] * (r + 1)
+                idx += 1
+    return s

@@ -25,8 +25,7 @@ from __future__ import annotations
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
 from ..ir.core import PURE, Block, Func, Module, Region, Value
-from ..ir.types import I64 as TAPE_POS
-from ..ir.types import TAPE, ArrayType
+from ..ir.types import I64, TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .activity import Activity, is_float, is_float_array
@@ -185,7 +184,7 @@ class ReverseTransform:
                 self.fshadow[a] = self._scratch_shadow(self.fmap[a])
         self.forward_sweep()
         # the split form cuts here (split.py); an op of its own, since promote() rebuilds ifs
-        self.last_forward = self.b.create("tape.mark", [self.tape], [TAPE_POS], {"split": True})
+        self.last_forward = self.b.create("tape.mark", [self.tape], [I64], {"split": True})
         top = Scope(f.body, new.body, Block())
         self.scopes.append(top)
         self.b.block, self.b.index = top.rblock, None
@@ -249,7 +248,6 @@ class ReverseTransform:
         callee's split forward function, which also returns its tape; the adjoint sweep passes
         that tape to the split adjoint function (``split.py``), so nothing is recomputed."""
         from ..ir.printer import Symbol
-        from ..ir.types import I64
         callee = self.module[call.attrs["callee"]]
         acts = [k for k, v in enumerate(call.operands) if self.act.active(v)]
         res = [k for k, r in enumerate(call.results) if self.act.active(r)]
@@ -406,6 +404,42 @@ class ReverseTransform:
             return loop, loop.operands[3 + v.index - 1], b, op.name
         if op.name == "arith.addi" and b is v and _outside(a, loop):
             return loop, loop.operands[3 + v.index - 1], a, op.name
+        return None
+
+    def invertible(self, v: Value):
+        """For an integer ``v`` carried by an ``scf.for`` whose next value is ``v`` plus an
+        amount that does not depend on ``v`` (not a loop-invariant one: that is an induction),
+        a function computing that amount in the adjoint sweep; else None.  The reverse loop
+        then recovers ``v`` from the next iteration's value by subtracting it, instead of
+        popping it: gmm's ``idx`` advanced by an inner loop's trip count each row."""
+        loop = v.block.parent_op
+        if loop is None or loop.name != "scf.for" or v.index == 0 or v.type != I64 or \
+                self._induction(v) is not None:  # (i64 only: trip counts are i64)
+            return None
+        body = loop.regions[0].block
+        y = body.terminator.operands[v.index - 1]
+        op = y.op
+        if op is None or op.parent is not body:
+            return None
+        if op.name == "scf.for":  # y = an inner loop's induction started at v
+            j = op.results.index(y)
+            ind = self._induction(op.regions[0].block.args[1 + j])
+            if op.operands[3 + j] is not v or ind is None or ind[3] != "arith.addi":
+                return None
+            inner, inc = op, ind[2]
+
+            def amount():
+                b = self.b
+                lb, ub, st = (self.get(x) for x in inner.operands[:3])
+                step = self.get(inc)
+                step = b.cast(step, v.type) if step.type != v.type else step
+                return b.op("arith.muli", cache._trip(b, lb, ub, st), step)
+            return amount
+        if op.name == "arith.addi" and v in op.operands:
+            x = op.operands[1] if op.operands[0] is v else op.operands[0]
+            if x is v or _depends_on(x, v, body):
+                return None
+            return lambda: self.get(x)
         return None
 
     def induction_value(self, v: Value) -> Value:
@@ -790,6 +824,21 @@ class ReverseTransform:
 
 
 _ = Region
+
+
+def _depends_on(x: Value, v: Value, body: Block) -> bool:
+    """Whether ``x`` (defined in ``body`` or outside) is computed from ``v`` inside ``body``."""
+    todo, seen = [x], set()
+    while todo:
+        u = todo.pop()
+        if u is v:
+            return True
+        if u in seen or u.op is None or not body.parent_op.is_ancestor_of(u.op):
+            continue
+        seen.add(u)
+        for inner in u.op.walk():
+            todo.extend(inner.operands)
+    return False
 
 
 def renewed_array(a: Value):

@@ -199,6 +199,9 @@ def _for(rt, op) -> None:
     init = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_c]
     init += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     init += [rt.shadow(op.results[k]) for k in renew]
+    # integers recovered from the next iteration's value rather than popped
+    inv = [(k, amount) for k, c in enumerate(carried) if (amount := rt.invertible(c))]
+    init += [rt.get(op.results[k]) for k, _ in inv]
     blk = Block([I64] + [v.type for v in init])
     saved = (b.block, b.index)
     n_s = 1 + len(act_c) + len(free)
@@ -207,12 +210,18 @@ def _for(rt, op) -> None:
         scope.shadows[yields[k]] = blk.args[n_s + j]
     kk = blk.args[0]
     scope.env[body.args[0]] = b.op("arith.addi", lb, b.op("arith.muli", kk, st))
+    recovered = []
+    for j, (k, amount) in enumerate(inv):
+        v = b.op("arith.subi", blk.args[n_s + len(renew) + j], amount())
+        scope.env[carried[k]] = scope.head_env[carried[k]] = v
+        recovered.append(v)
     for j, k in enumerate(act_c):
         rt.accumulate(yields[k], blk.args[1 + j])
     reverse_block(rt, body)
     outs = [rt.ct.get(carried[k]) or _zero_like(rt, carried[k]) for k in act_c]
     outs += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     outs += [rt.shadow(carried[k]) for k in renew]
+    outs += recovered
     b.yield_(*outs)
     _leave(rt, saved)
     start = b.op("arith.subi", trip, b.i64(1))
