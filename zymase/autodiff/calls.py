@@ -1,12 +1,19 @@
 """Calls in the adjoint sweep.  After inlining, only recursive calls and calls to helpers
 marked with ``zymase.checkpoint`` remain.
 
-At ``r = g(args)`` the forward sweep first snapshots every array argument (the callee and the
-caller may overwrite them later).  The adjoint sweep calls ``g.grad`` on the snapshots: it
-re-runs ``g`` from the state it saw, then its own adjoint sweep, turning the caller's shadows
-(adjoints of the arrays after the call) into adjoints of the arrays before it and returning the
-adjoints of active scalar arguments.  Recursion therefore recomputes each level's forward pass
-once more (Enzyme's default for calls it does not split).
+Recursive calls are split (``split.py``): the forward sweep calls the callee's forward function,
+which returns the primal results and its tape (residuals included); the adjoint sweep hands
+that tape to the callee's adjoint function.  Nothing is recomputed, and since the tape is two
+integers kept like any forward value, the call may sit inside a loop.  The adjoint function
+reads the array arguments as the call left them: one written again later is copied after the
+call (inside a loop that is refused).
+
+Helpers marked with ``zymase.checkpoint`` (recomputation is what they ask for), calls under
+``memory_limit`` and calls under forward-over-reverse take the recomputing path: at
+``r = g(args)`` the forward sweep first snapshots every array argument, and the adjoint sweep
+calls ``g.grad`` on the snapshots: it re-runs ``g`` from the state it saw, then its own adjoint
+sweep, turning the caller's shadows (adjoints of the arrays after the call) into adjoints of the
+arrays before it and returning the adjoints of active scalar arguments.
 """
 
 from __future__ import annotations
