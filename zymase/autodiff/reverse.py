@@ -563,16 +563,23 @@ class ReverseTransform:
 
     def pop(self, v: Value, scope: Scope) -> Value:
         """Push ``v`` at the end of its forward block; pop it at the start of its reverse block."""
+        return self._push_pop(scope, self.fmap[v], v, v.op.loc if v.op else self.func.loc)
+
+    def _push_pop(self, scope: Scope, fwd: Value, key: Value, loc) -> Value:
+        """Push forward value ``fwd`` at the end of ``scope``'s forward block and pop it at the
+        start of its reverse block, where it stands for ``key`` (a scalar; an array goes by
+        reference, ``tape.push_ref``)."""
         fb = scope.fblock
-        term = fb.terminator
         pair = self.next_pair()
-        Builder(fb, fb.ops.index(term), v.op.loc if v.op else self.func.loc).create(
-            "tape.push", [self.tape, self.fmap[v]], [], {"pair": pair})
-        self.pushes[fb] = self.pushes.get(fb, 0) + (2 if v.type.is_complex else 1)
-        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
-                                                             [v.type], {"pair": pair}).result
+        ref = isinstance(fwd.type, ArrayType)
+        Builder(fb, fb.ops.index(fb.terminator), loc).create(
+            "tape.push_ref" if ref else "tape.push", [self.tape, fwd], [], {"pair": pair})
+        slots = 2 + 2 * fwd.type.ndim if ref else 2 if fwd.type.is_complex else 1
+        self.pushes[fb] = self.pushes.get(fb, 0) + slots
+        popped = Builder(scope.rblock, 0, self.b.loc).create(
+            "tape.pop_ref" if ref else "tape.pop", [self.tape], [fwd.type], {"pair": pair}).result
         self._inserted_at_start(scope)
-        scope.env[v] = scope.head_env[v] = popped
+        scope.env[key] = scope.head_env[key] = popped
         return popped
 
     def next_pair(self) -> int:
@@ -639,16 +646,7 @@ class ReverseTransform:
         scope = self.scope_of(pblock)
         if fwd in scope.env:
             return scope.env[fwd]
-        fb = scope.fblock
-        pair = self.next_pair()
-        Builder(fb, fb.ops.index(fb.terminator), self.func.loc).create(
-            "tape.push", [self.tape, fwd], [], {"pair": pair})
-        self.pushes[fb] = self.pushes.get(fb, 0) + 1
-        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop", [self.tape],
-                                                             [fwd.type], {"pair": pair}).result
-        self._inserted_at_start(scope)
-        scope.env[fwd] = scope.head_env[fwd] = popped
-        return popped
+        return self._push_pop(scope, fwd, fwd, self.func.loc)
 
     # ------------------------------------------------------------------ shadows
     def shadow(self, a: Value) -> Value:
@@ -768,16 +766,7 @@ class ReverseTransform:
         scope = self.scope_of(a.block)
         if a in scope.env:
             return scope.env[a]
-        fb = scope.fblock
-        pair = self.next_pair()
-        Builder(fb, fb.ops.index(fb.terminator), self.func.loc).create(
-            "tape.push_ref", [self.tape, self.fmap[a]], [], {"pair": pair})
-        self.pushes[fb] = self.pushes.get(fb, 0) + 2 + 2 * a.type.ndim
-        popped = Builder(scope.rblock, 0, self.b.loc).create("tape.pop_ref", [self.tape],
-                                                             [a.type], {"pair": pair}).result
-        self._inserted_at_start(scope)
-        scope.env[a] = scope.head_env[a] = popped
-        return popped
+        return self._push_pop(scope, self.fmap[a], a, self.func.loc)
 
     def forward_dims(self, a: Value) -> list:
         """The dimensions of primal array ``a`` (defined in a block of the forward sweep) as

@@ -18,6 +18,7 @@ the adjoint function as arguments.
 from __future__ import annotations
 
 from ..errors import DifferentiationError
+from ..ir.builder import Builder
 from ..ir.core import Func, Module, Value
 from ..ir.types import I64, TAPE, ArrayType
 
@@ -92,7 +93,6 @@ def split_function(module: Module, g: Func, last_forward, n_primal: int, n_seeds
         op.detach()
         fwd.body.append(op)
         _remap(op, fmap)
-    from ..ir.builder import Builder
     b = Builder.at_end(fwd.body, g.loc)
     if by_tape and live:
         b.create("tape.reserve", [tape, b.i64(sum(_slots(v.type) for v in live))], [])

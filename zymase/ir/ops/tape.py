@@ -78,54 +78,47 @@ class Reserve(SimpleOp):
     __slots__ = ()
 
 
-class Push(SimpleOp):
+class _Transfer(SimpleOp):
+    """A push (the value is operand 1) or a pop (the value is the result) of a ``kind`` value."""
+    traits = _EFFECTS
+    kind: type = ScalarType
+    what = "a scalar"
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        v = self.operands[1] if self.n_results == 0 else self.results[0]
+        if self.operands[0].type != TAPE or not isinstance(v.type, self.kind):
+            verb = "needs a tape and" if self.n_results == 0 else "needs a tape and gives"
+            raise VerifyError(f"{self.name} {verb} {self.what}")
+
+
+class Push(_Transfer):
     name = "tape.push"
     n_operands = 2
     n_results = 0
-    traits = _EFFECTS
     __slots__ = ()
 
-    def verify(self):
-        super().verify()
-        if self.operands[0].type != TAPE or not isinstance(self.operands[1].type, ScalarType):
-            raise VerifyError("tape.push needs a tape and a scalar")
 
-
-class Pop(SimpleOp):
+class Pop(_Transfer):
     name = "tape.pop"
     n_operands = 1
-    traits = _EFFECTS
     __slots__ = ()
 
-    def verify(self):
-        super().verify()
-        if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ScalarType):
-            raise VerifyError("tape.pop needs a tape and gives a scalar")
 
-
-class PushRef(SimpleOp):
+class PushRef(_Transfer):
     name = "tape.push_ref"
     n_operands = 2
     n_results = 0
-    traits = _EFFECTS
+    kind, what = ArrayType, "an array"
     __slots__ = ()
 
-    def verify(self):
-        super().verify()
-        if self.operands[0].type != TAPE or not isinstance(self.operands[1].type, ArrayType):
-            raise VerifyError("tape.push_ref needs a tape and an array")
 
-
-class PopRef(SimpleOp):
+class PopRef(_Transfer):
     name = "tape.pop_ref"
     n_operands = 1
-    traits = _EFFECTS
+    kind, what = ArrayType, "an array"
     __slots__ = ()
-
-    def verify(self):
-        super().verify()
-        if self.operands[0].type != TAPE or not isinstance(self.results[0].type, ArrayType):
-            raise VerifyError("tape.pop_ref needs a tape and gives an array")
 
 
 class Mark(SimpleOp):
