@@ -31,3 +31,16 @@ def cached(a, s):
     for i in range(a.shape[0]):
         t += a[i] * s
     return t
+
+
+def heat(u0, c, steps):
+    """Explicit heat steps in place: reverse mode tapes (n - 2) * steps values."""
+    u = u0.copy()
+    n = u.shape[0]
+    for _ in range(steps):
+        prev = u[0]
+        for i in range(1, n - 1):
+            cur = u[i]
+            u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
+            prev = cur
+    return (u * u).sum()

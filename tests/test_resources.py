@@ -90,3 +90,81 @@ def test_disk_cache_is_reused_by_another_process(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["12.0", "0", "1"]
+
+
+def _heat_grad_reference(u0, c, steps):
+    """dF/du0 and dF/dc by central differences of the CPython function (a few entries)."""
+    h = 1e-6
+    out = []
+    for arr, k in ((u0, 3), (c, 5)):
+        p, m = arr.copy(), arr.copy()
+        p[k] += h
+        m[k] -= h
+        args_p = (p, c, steps) if arr is u0 else (u0, p, steps)
+        args_m = (m, c, steps) if arr is u0 else (u0, m, steps)
+        out.append((R.heat(*args_p) - R.heat(*args_m)) / (2 * h))
+    return out
+
+
+def test_big_tapes_are_kept_for_the_next_call_and_released_on_request():
+    g = zymase.grad(R.heat, (0, 1))
+    rng = np.random.default_rng(3)
+    u0, c = rng.standard_normal(1000), 0.1 + 0.3 * rng.random(1000)
+    zymase.release_memory()
+    small = g(u0[:50], c[:50], 20)  # 48 * 20 slots: under 1 MiB, not kept
+    assert zymase.release_memory() == 0
+    first = g(u0, c, 200)  # 998 * 200 slots = 1.5 MiB (capacity a power-of-two growth above)
+    kept = zymase.release_memory()
+    assert kept >= 998 * 200 * 8
+    assert zymase.release_memory() == 0
+    g(u0, c, 200)
+    again = g(u0, c, 200)  # runs in the kept buffer
+    bigger = g(u0, c, 2000)  # the kept buffer is too small: freed, a new one grows
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    for grads, steps in ((first, 200), (bigger, 2000)):
+        du, dc = _heat_grad_reference(u0, c, steps)
+        assert abs(grads[0][3] - du) < 1e-6 * max(1.0, abs(du))
+        assert abs(grads[1][5] - dc) < 1e-6 * max(1.0, abs(dc))
+    assert np.isfinite(small[0]).all()
+    assert zymase.release_memory() >= 998 * 2000 * 8
+
+
+def test_tape_cache_limit_zero_keeps_nothing():
+    g = zymase.grad(R.heat, (0, 1))
+    u0, c = np.linspace(0.0, 1.0, 1000), np.full(1000, 0.2)
+    before = zymase.set_tape_cache(0)
+    try:
+        g(u0, c, 200)
+        assert zymase.release_memory() == 0
+    finally:
+        zymase.set_tape_cache(before)
+    g(u0, c, 200)
+    assert zymase.release_memory() > 0
+
+
+def test_kept_tapes_are_shared_safely_by_threads():
+    g = zymase.grad(R.heat, (0, 1))
+    rng = np.random.default_rng(4)
+    inputs = [(rng.standard_normal(600), 0.1 + 0.3 * rng.random(600), 100 + 50 * (k % 3))
+              for k in range(6)]
+    expected = [g(*a) for a in inputs]
+    barrier = threading.Barrier(6)
+    errors = []
+
+    def worker(k):
+        try:
+            barrier.wait()
+            for _ in range(15):
+                got = g(*inputs[k])
+                for a, b in zip(got, expected[k]):
+                    np.testing.assert_array_equal(a, b)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

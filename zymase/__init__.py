@@ -31,5 +31,6 @@ from .errors import (  # noqa: F401
 )
 from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
 from .tape_report import tape_report  # noqa: F401
+from .backends.llvm.tape import release_memory, set_tape_cache  # noqa: F401
 
 __version__ = "0.1.0"

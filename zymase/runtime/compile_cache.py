@@ -17,7 +17,7 @@ import os
 import pickle
 import tempfile
 
-FORMAT = 1
+FORMAT = 2  # 2: modules refer to the process's tape pool (zy.tape_pool)
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 

@@ -76,7 +76,8 @@ def _bind_python_symbols():
     if not _BOUND:
         from .blas import symbols
         from .pyentry import python_symbols
-        for name, addr in {**python_symbols(), **symbols()}.items():
+        from .tape import pool_symbols
+        for name, addr in {**python_symbols(), **symbols(), **pool_symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True
 
