@@ -7,6 +7,7 @@
 from . import autodiff as _autodiff_package  # noqa: F401  (bound before the function)
 from .ad import checkpoint, grad, jvp, value_and_grad  # noqa: F401
 from .api import JitFunction, explain, jit  # noqa: F401
+from .backends.llvm.tape import release_memory, set_tape_cache  # noqa: F401
 from .custom import custom_jvp, custom_vjp  # noqa: F401
 from .enzyme import (  # noqa: F401
     Active,
@@ -31,6 +32,5 @@ from .errors import (  # noqa: F401
 )
 from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
 from .tape_report import tape_report  # noqa: F401
-from .backends.llvm.tape import release_memory, set_tape_cache  # noqa: F401
 
 __version__ = "0.1.0"
