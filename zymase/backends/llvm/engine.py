@@ -71,7 +71,8 @@ _BOUND = False
 
 
 def _bind_python_symbols():
-    """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses."""
+    """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses,
+    of BLAS, and of the process's kept tape (``tape.pool_symbols``)."""
     global _BOUND
     if not _BOUND:
         from .blas import symbols
