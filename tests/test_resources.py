@@ -44,24 +44,30 @@ def test_returned_arrays_outlive_the_call_and_free_their_memory():
     np.testing.assert_array_equal(v, [2.0, 4.0, 6.0])
 
 
-def test_first_calls_from_many_threads_compile_once():
-    f = zymase.jit(R.slow_sum)
-    barrier = threading.Barrier(8)
-    results, errors = [], []
+def run_together(n, work) -> list:
+    """Run ``work(k)`` for k < n on n threads released at once; the exceptions they raised."""
+    barrier = threading.Barrier(n)
+    errors = []
 
     def worker(k):
         try:
             barrier.wait()
-            results.append(f(1000 + k))
+            work(k)
         except Exception as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert not errors
+    return errors
+
+
+def test_first_calls_from_many_threads_compile_once():
+    f = zymase.jit(R.slow_sum)
+    results = []
+    assert not run_together(8, lambda k: results.append(f(1000 + k)))
     assert sorted(results) == sorted(R.slow_sum(1000 + k) for k in range(8))
     assert len(f._specs) == 1
 
@@ -149,22 +155,11 @@ def test_kept_tapes_are_shared_safely_by_threads():
     inputs = [(rng.standard_normal(600), 0.1 + 0.3 * rng.random(600), 100 + 50 * (k % 3))
               for k in range(6)]
     expected = [g(*a) for a in inputs]
-    barrier = threading.Barrier(6)
-    errors = []
 
-    def worker(k):
-        try:
-            barrier.wait()
-            for _ in range(15):
-                got = g(*inputs[k])
-                for a, b in zip(got, expected[k]):
-                    np.testing.assert_array_equal(a, b)
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
+    def work(k):
+        for _ in range(15):
+            for a, b in zip(g(*inputs[k]), expected[k]):
+                np.testing.assert_array_equal(a, b)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_together(6, work)
     assert not errors, errors
