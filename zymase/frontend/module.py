@@ -41,7 +41,7 @@ class ModuleLowerer:
             state[2] = True
             return state[0], state[1]
         src = get_source(pyfn)
-        name = self._unique(pyfn.__name__)
+        name = self._unique(src.tree.name)
         guess = Scalar(Value(I64), True) if scan.returns_value(src.tree) else None
         for _ in range(MAX_RECURSION_RETYPE):
             state = self.in_progress[key] = [name, guess, False]

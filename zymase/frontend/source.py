@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -65,23 +66,10 @@ def get_source(fn) -> Source:
     if code is None:
         raise UnsupportedError(f"cannot compile {fn!r}: it is not a Python function")
     file = code.co_filename
-    try:
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise UnsupportedError(
-            f"cannot read the source of {fn.__qualname__} ({file}): zymase compiles functions "
-            "defined in files, not in an interactive prompt or by exec"
-        ) from e
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    col0 = _indent(text) - _indent(dedented)
-    tree = ast.parse(dedented)
-    fdef = tree.body[0]
-    if not isinstance(fdef, ast.FunctionDef):
-        raise UnsupportedError(
-            f"cannot compile {fn.__qualname__}: only `def` functions are supported (not lambdas)",
-            Loc(file, start, col0 + 1),
-        )
+    if fn.__name__ == "<lambda>":
+        fdef, line0, col0 = _lambda_def(fn, code, file), 0, 0
+    else:
+        fdef, line0, col0 = _def(fn, file)
     closure = {}
     if fn.__closure__:
         for name, cell in zip(code.co_freevars, fn.__closure__):
@@ -89,9 +77,74 @@ def get_source(fn) -> Source:
                 closure[name] = cell.cell_contents
             except ValueError:
                 pass
-    src = Source(fn, fdef, file, start - 1, col0, fn.__globals__, closure)
+    src = Source(fn, fdef, file, line0, col0, fn.__globals__, closure)
     _CACHE[fn] = src
     return src
+
+
+def _def(fn, file: str):
+    """A ``def`` function's ``ast.FunctionDef``, with the line and column offsets of its text."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise _no_source(fn, file) from e
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    col0 = _indent(text) - _indent(dedented)
+    fdef = ast.parse(dedented).body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise UnsupportedError(f"cannot compile {fn.__qualname__}: it is not a `def` function",
+                               Loc(file, start, col0 + 1))
+    return fdef, start - 1, col0
+
+
+def _lambda_def(fn, code, file: str) -> ast.FunctionDef:
+    """A lambda as the ``def`` it stands for (``def lambda(args): return body``), found in its
+    file's syntax tree by line, argument names and, where one line holds several lambdas with
+    the same arguments, the columns its code covers."""
+    text = "".join(linecache.getlines(file, fn.__globals__))
+    if not text:
+        raise _no_source(fn, file)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise _no_source(fn, file) from e
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.Lambda)
+             and node.lineno == code.co_firstlineno and _arg_names(node.args) == names]
+    if len(found) > 1:
+        spots = _positions(code)
+        found = [node for node in found if any(
+            (node.body.lineno, node.body.col_offset) <= spot
+            <= (node.body.end_lineno, node.body.end_col_offset) for spot in spots)]
+    if len(found) != 1:
+        raise UnsupportedError(
+            f"cannot tell which lambda on line {code.co_firstlineno} of {file} to compile "
+            "(several look alike): give it a name with `def`", Loc(file, code.co_firstlineno, 1))
+    lam = found[0]
+    ret = ast.Return(lam.body, lineno=lam.body.lineno, col_offset=lam.body.col_offset,
+                     end_lineno=lam.body.end_lineno, end_col_offset=lam.body.end_col_offset)
+    extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+    return ast.FunctionDef(name="lambda", args=lam.args, body=[ret], decorator_list=[],
+                           returns=None, lineno=lam.lineno, col_offset=lam.col_offset,
+                           end_lineno=lam.end_lineno, end_col_offset=lam.end_col_offset, **extra)
+
+
+def _arg_names(args: ast.arguments) -> list:
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
+def _positions(code) -> set:
+    """(line, column) where the code's instructions start (Python 3.11+; none before)."""
+    get = getattr(code, "co_positions", None)
+    return {(ln, col) for ln, _, col, _ in get() if ln is not None and col is not None} \
+        if get else set()
+
+
+def _no_source(fn, file: str) -> UnsupportedError:
+    return UnsupportedError(
+        f"cannot read the source of {fn.__qualname__} ({file}): zymase compiles functions "
+        "defined in files, not in an interactive prompt or by exec")
 
 
 def _indent(text: str) -> int:
