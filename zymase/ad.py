@@ -27,7 +27,7 @@ from .api import arg_key
 from .checkpointing import Checkpointed, checkpoint  # noqa: F401  (zymase.checkpoint)
 from .derivatives import Request, compile_derivative, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
-from .frontend.args import flatten_arg
+from .frontend.args import call_arguments, flatten_arg
 from .frontend.source import get_source, python_function
 from .frontend.typing import Array, Scalar, TupList
 from .options import Options
@@ -154,7 +154,8 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     """
     comp = _Compiled(fn, _options(**options))
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        args = call_arguments(comp.fn, args, kwargs)
         try:
             if not has_aux:
                 out = _plain_grad(comp, args, argnums, optimize_before_ad, primal=True)
@@ -300,7 +301,8 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
     """
     comp = _Compiled(fn, _options(**options))
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        args = call_arguments(comp.fn, args, kwargs)
         try:
             if not has_aux:
                 g = _plain_grad(comp, args, argnums, optimize_before_ad)
@@ -338,6 +340,8 @@ def _jvp(fn, primals, tangents, optimize_before_ad, options):
     if len(primals) != len(tangents):
         raise DifferentiationError("jvp needs one tangent per primal (None for constants)",
                                    caller_loc())
+    primals = call_arguments(python_function(fn), primals)  # defaults: constants
+    tangents += (None,) * (len(primals) - len(tangents))
     nums = tuple(k for k, t in enumerate(tangents) if t is not None)
     _check_differentiable(primals, nums, python_function(fn))
     key = (python_function(fn), tuple(sorted(options.items())))

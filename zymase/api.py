@@ -20,7 +20,7 @@ import numpy as np
 
 from .compiler import arrays_disjoint, compile_specialization
 from .errors import ZymaseError, caller_loc
-from .frontend.args import param_template
+from .frontend.args import call_arguments, param_template
 from .frontend.source import python_function
 from .frontend.typing import type_key
 from .options import Options
@@ -49,7 +49,7 @@ class JitFunction(functools.partial):
 
     def __new__(cls, fn, options: Options):
         holder = {}
-        disp = Dispatcher(lambda *args: holder["self"]._call(args))
+        disp = Dispatcher(lambda *args, **kwargs: holder["self"]._call(args, kwargs))
         self = super().__new__(cls, disp.builtin)
         holder["self"] = self
         self._dispatcher = disp
@@ -69,8 +69,13 @@ class JitFunction(functools.partial):
     def __reduce__(self):
         return (jit_from_options, (self.py_func, self.options))
 
-    def _call(self, args):
-        """The general path: any argument types; compiles what is missing."""
+    def _call(self, args, kwargs=None):
+        """The general path: any argument types, keywords and defaults; compiles what is
+        missing."""
+        return self.run(call_arguments(self.py_func, args, kwargs))
+
+    def run(self, args):
+        """Run on one value per parameter (keywords and defaults already bound)."""
         try:
             name = self.py_func.__name__
             key = tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
@@ -104,7 +109,8 @@ class JitFunction(functools.partial):
         return spec
 
     def specialization(self, *args):
-        """The compiled specialization for these arguments (compiling it if needed)."""
+        """The compiled specialization for these arguments, one per parameter (compiling it
+        if needed)."""
         key = tuple(arg_key(a) for a in args)
         noalias = arrays_disjoint(args)
         return self._specs.get((key, noalias)) or self._compile(args, key, noalias)
@@ -145,6 +151,7 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
 
     options = fn.options if isinstance(fn, JitFunction) else Options()
     py = python_function(fn)
+    args = call_arguments(py, args)
     out = []
 
     def dump(stage, module):

@@ -80,11 +80,20 @@ _CACHE: dict = {}
 def autodiff(mode: Mode, fn, *args, **options):
     """Differentiate ``fn`` called with annotated arguments (see the module docstring)."""
     try:
+        given, args = len(args), _with_defaults(fn, args)
         if mode.reverse:
-            return _reverse(mode, fn, args, options)
+            return _reverse(mode, fn, args, options, given)
         return _forward(mode, fn, args, options)
     except ZymaseError as e:
         raise e.with_traceback(None) from None
+
+
+def _with_defaults(fn, args):
+    """``args`` and, as ``Const``, the defaults of the parameters they leave out."""
+    from .frontend.args import call_arguments
+    from .frontend.source import python_function
+    full = call_arguments(python_function(fn), tuple(_plain(a) for a in args))
+    return tuple(args) + tuple(Const(v) for v in full[len(args):])
 
 
 def _compiled(fn, options):
@@ -109,7 +118,7 @@ def _check_shadow(a, shadow, what):
                                    f"dtype {a.dtype}", caller_loc())
 
 
-def _reverse(mode, fn, args, options):
+def _reverse(mode, fn, args, options, given):
     primals = tuple(_plain(a) for a in args)
     nums = tuple(k for k, a in enumerate(args) if isinstance(a, (Active, Duplicated)))
     for k, a in enumerate(args):
@@ -141,7 +150,7 @@ def _reverse(mode, fn, args, options):
     for user, tmp in copies:
         user[...] = tmp
     adjoints = iter(out[d.n_flat_results:])
-    derivs = [None] * len(args)
+    derivs = [None] * given  # one per argument passed (defaults are constants)
     for i in d.flat_active:
         k, path = d.leaf_of[i]
         if isinstance(args[k], Active):

@@ -26,6 +26,7 @@ from .ad import (
 from .compiler import rebuild_result
 from .derivatives import Request, flat_leaves
 from .errors import DifferentiationError, ZymaseError, caller_loc
+from .frontend.args import call_arguments
 from .runtime.abi import _free
 
 MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
@@ -69,7 +70,13 @@ def vjp(fn, *primals, **options):
     >>> dx, da = pullback(1.0)                  # doctest: +SKIP
     """
     comp = _vjp_compiled(fn, _options(**options))
-    nums = tuple(k for k, a in enumerate(primals) if _has_float(a))
+    return _vjp(comp, call_arguments(comp.fn, primals), len(primals))
+
+
+def _vjp(comp, primals, given):
+    """vjp of ``comp.fn`` at one value per parameter; cotangents for the first ``given`` (the
+    rest are defaults, held constant)."""
+    nums = tuple(k for k, a in enumerate(primals) if _has_float(a) and k < given)
     split = comp.options.memory_limit is None
     try:
         req = Request("rev-split" if split else "rev", nums, 1,
@@ -80,11 +87,11 @@ def vjp(fn, *primals, **options):
     flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in _flat_args(d, primals)]
     if not split:
         from .jit_values import call_for_value
-        out = call_for_value(fn, primals, comp.options)
+        out = call_for_value(comp.fn, primals, comp.options)
 
         def pullback(ct):  # on copies: ``fn`` may write into its arguments
             copies = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
-            return _pullback(d, copies, primals, nums, ct)
+            return _pullback(d, copies, primals, nums, ct)[:given]
 
         return out, pullback
     state = _Forward(d, _flat_args(d, primals))
@@ -96,7 +103,7 @@ def vjp(fn, *primals, **options):
         if state is None:  # the last pullback used up the tape: run the forward part again
             state = _Forward(d, [np.array(x) if isinstance(x, np.ndarray) else x for x in flat])
         run, state = state, None
-        return run.adjoint(primals, nums, ct)
+        return run.adjoint(primals, nums, ct)[:given]
 
     return out, pullback
 
@@ -198,7 +205,8 @@ def jacfwd(fn, argnums=0, **options):
     """The Jacobian by forward mode: shape ``out.shape + x.shape`` (one argument)."""
     comp = _Compiled(fn, _options(**options))
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        args = call_arguments(comp.fn, args, kwargs)
         try:
             return _jacfwd(comp, args, argnums)
         except ZymaseError as e:
@@ -256,8 +264,10 @@ def _stack_columns(cols, x):
 def jacrev(fn, argnums=0, **options):
     """The Jacobian by reverse mode: one pullback per output element."""
 
-    def wrapper(*args):
-        out, pull = vjp(fn, *args, **options)
+    def wrapper(*args, **kwargs):
+        comp = _vjp_compiled(fn, _options(**options))
+        args = call_arguments(comp.fn, args, kwargs)
+        out, pull = _vjp(comp, args, len(args))
         k = argnums
         if np.ndim(out) == 0:
             return pull(1.0)[k]
@@ -281,10 +291,11 @@ def hvp(fn, argnums=0, **options):
     """``hvp(f)(x, v)`` = H(x) v, the Hessian-vector product, by forward mode over reverse."""
     comp = _Compiled(fn, _options(**options))
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
         *primals, v = args
+        primals = call_arguments(comp.fn, tuple(primals), kwargs)
         try:
-            return _hvp(comp, tuple(primals), argnums, [v])[0]
+            return _hvp(comp, primals, argnums, [v])[0]
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
@@ -318,7 +329,8 @@ def hessian(fn, argnums=0, **options):
     """The Hessian of scalar ``fn`` with respect to one argument (forward over reverse)."""
     comp = _Compiled(fn, _options(**options))
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        args = call_arguments(comp.fn, args, kwargs)
         try:
             k = _argnums(argnums, len(args), comp.fn)[0]
             x = args[k]

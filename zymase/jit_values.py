@@ -17,7 +17,7 @@ def _jit(fn, options):
 
 
 def call_for_value(fn, args, options):
-    return _jit(fn, options)(*args)
+    return _jit(fn, options).run(args)
 
 
 def result_description(fn, args, options):

@@ -80,8 +80,10 @@ def tape_report(fn, *args, argnums=0, optimize_before_ad: bool = True,
 
 
 def _report(fn, args, argnums, optimize_before_ad, options):
+    from .frontend.args import call_arguments
     from .frontend.source import python_function
     fn = python_function(fn)
+    args = call_arguments(fn, args)
     nums = _argnums(argnums, len(args), fn)
     _check_differentiable(args, nums, fn)
     opts = _options(**options)

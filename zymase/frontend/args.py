@@ -3,12 +3,14 @@ types are the compiled function's parameter types, and a signature key for the c
 
 Python floats/ints/bools are weak scalars, NumPy scalars strong ones, arrays of the supported
 dtypes are ``array<dtype,ndim,C|A>``, tuples stay tuples, dataclass and namedtuple instances
-become structs of their fields.  Anything else is refused with a message that says what to pass.
+become structs of their fields, and dicts with string keys structs of their entries (read as
+``d["key"]``).  Anything else is refused with a message that says what to pass.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import numpy as np
 
@@ -45,6 +47,11 @@ def param_template(x, where: str):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return Struct(type(x), {f.name: param_template(getattr(x, f.name), f"{where}.{f.name}")
                                 for f in dataclasses.fields(x)})
+    if isinstance(x, dict):
+        if not all(type(k) is str for k in x):
+            raise ZymaseTypeError(f"{where} is a dict whose keys are not all strings; zymase "
+                                  "takes dicts with string keys")
+        return Struct(dict, {k: param_template(v, f"{where}[{k!r}]") for k, v in x.items()})
     if isinstance(x, tuple):
         return Tup(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
     if x is None:
@@ -55,8 +62,8 @@ def param_template(x, where: str):
         raise ZymaseTypeError(f"{where} is a Python list; zymase needs a NumPy array here "
                               "(pass np.asarray(...)); lists of arrays are accepted")
     raise ZymaseTypeError(f"{where} has type {type(x).__name__}, which zymase cannot compile "
-                          "(supported: numbers, NumPy arrays and scalars, tuples, dataclasses, "
-                          "namedtuples)")
+                          "(supported: numbers, NumPy arrays and scalars, tuples, lists of "
+                          "arrays, dicts with string keys, dataclasses, namedtuples)")
 
 
 def flatten_arg(x, tpl) -> list:
@@ -66,5 +73,37 @@ def flatten_arg(x, tpl) -> list:
     if isinstance(tpl, Tup):
         return [v for item, t in zip(x, tpl.items) for v in flatten_arg(item, t)]
     if isinstance(tpl, Struct):
-        return [v for f, t in tpl.fields.items() for v in flatten_arg(getattr(x, f), t)]
+        get = dict.__getitem__ if tpl.pytype is dict else getattr
+        return [v for f, t in tpl.fields.items() for v in flatten_arg(get(x, f), t)]
     return []
+
+
+_SIGNATURES: dict = {}
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
+    """The arguments of ``fn(*args, **kwargs)`` as one value per parameter, in the order of
+    ``fn``'s parameters: keywords put in place and defaults filled in, as Python binds them
+    (a bad call raises Python's ``TypeError``).  A function with ``*args`` or ``**kwargs`` gets
+    ``args`` back as they are (the frontend refuses it, naming the line)."""
+    known = _SIGNATURES.get(fn)
+    if known is None:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return args
+        kinds = [p.kind for p in sig.parameters.values()]
+        if any(k in _VARIADIC for k in kinds):
+            sig = None
+        positional = sum(k != inspect.Parameter.KEYWORD_ONLY for k in kinds)
+        known = _SIGNATURES[fn] = (sig, positional if positional == len(kinds) else -1)
+    sig, positional = known
+    if sig is None or (not kwargs and len(args) == positional):
+        return args
+    try:
+        bound = sig.bind(*args, **(kwargs or {}))
+    except TypeError as e:
+        raise TypeError(f"{getattr(fn, '__name__', 'function')}(): {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())

@@ -203,6 +203,9 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                 raise self.err(UnsupportedError, f"{base.obj!r} has no attribute `{name}`", node)
             return self.pyvalue(getattr(base.obj, name), node)
         if isinstance(base, Struct):
+            if base.pytype is dict:
+                raise self.err(UnsupportedError, f"a dict has no attribute `{name}` in compiled "
+                               "code (read entries as d[\"key\"])", node)
             if name not in base.fields:
                 raise self.err(UnsupportedError, f"{base.pytype.__name__} has no field `{name}`",
                                node)

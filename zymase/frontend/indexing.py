@@ -14,7 +14,7 @@ import ast
 
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.types import I1, I64, ArrayType
-from .typing import Array, ListVal, PyObj, Scalar, Tup
+from .typing import Array, ListVal, PyObj, Scalar, Struct, Tup
 
 
 class IndexingMixin:
@@ -52,6 +52,8 @@ class IndexingMixin:
         base = self.expr(node.value)
         if isinstance(base, Tup):
             return self.tuple_subscript(base, node)
+        if isinstance(base, Struct) and base.pytype is dict:
+            return self.dict_subscript(base, node)
         if isinstance(base, ListVal):
             i = self.index_scalar(self.expr(node.slice), node)
             j = self.norm_index(i, base.length, node)
@@ -77,6 +79,15 @@ class IndexingMixin:
                      for p in (node.slice.lower, node.slice.upper, node.slice.step)]
             return Tup(base.items[slice(*parts)])
         raise self.err(UnsupportedError, "tuples can only be indexed by constants", node)
+
+    def dict_subscript(self, base: Struct, node):
+        key = self.constant_of(self.expr(node.slice))
+        if not isinstance(key, str):
+            raise self.err(UnsupportedError, "dicts can only be indexed by constant strings", node)
+        if key not in base.fields:
+            raise self.err(ZymaseTypeError, f"the dict has no key {key!r} (its keys: "
+                           f"{', '.join(map(repr, base.fields))})", node)
+        return base.fields[key]
 
     def parse_index(self, sl):
         """The items of an index expression: ("int", Scalar) | ("slice", lo, hi, step) |

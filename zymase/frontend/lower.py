@@ -60,11 +60,11 @@ class FunctionLowerer(ExprLowerer):
     # ------------------------------------------------------------------ entry points
     def _bind_params(self, params):
         args = self.src.tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise UnsupportedError("*args, **kwargs and keyword-only parameters are not supported",
+        if args.vararg or args.kwarg:
+            raise UnsupportedError("*args and **kwargs parameters are not supported",
                                    self.src.loc(self.src.tree))
         flat = list(self.func.args)
-        for a, p in zip(args.args, params):
+        for a, p in zip(args.posonlyargs + args.args + args.kwonlyargs, params):
             fv = rebuild(p, flat)
             for v in flatten(fv):
                 v.hint = a.arg
@@ -288,7 +288,8 @@ class FunctionLowerer(ExprLowerer):
             return Tup(tuple(self.unify(x, y, name) for x, y in zip(a.items, b.items)))
         if isinstance(a, ListVal) and isinstance(b, ListVal) and a.dtype == b.dtype:
             return a
-        if isinstance(a, Struct) and isinstance(b, Struct) and a.pytype is b.pytype:
+        if isinstance(a, Struct) and isinstance(b, Struct) and a.pytype is b.pytype and \
+                a.fields.keys() == b.fields.keys():
             return Struct(a.pytype, {k: self.unify(a.fields[k], b.fields[k], name)
                                      for k in a.fields})
         if isinstance(a, PyObj) and isinstance(b, PyObj) and a.obj is b.obj:

@@ -69,10 +69,10 @@ _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
 
 def builtin_function(address: int, name: str, self_obj=None):
-    """A Python builtin (``METH_FASTCALL``) calling the machine code at ``address`` with
-    ``self_obj`` as its first argument.  Returns (builtin, method table entry); the caller keeps
-    both alive."""
-    mdef = _MethodDef(name.encode(), address, 0x0080, None)
+    """A Python builtin (``METH_FASTCALL | METH_KEYWORDS``) calling the machine code at
+    ``address`` with ``self_obj`` as its first argument.  Returns (builtin, method table
+    entry); the caller keeps both alive."""
+    mdef = _MethodDef(name.encode(), address, 0x0080 | 0x0002, None)
     self_ptr = None if self_obj is None else id(self_obj)
     return _new_cfunction(ctypes.addressof(mdef), self_ptr, None), mdef
 

@@ -17,7 +17,8 @@ import os
 import pickle
 import tempfile
 
-FORMAT = 2  # 2: modules refer to the process's tape pool (zy.tape_pool)
+FORMAT = 3  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+# take keyword names (METH_FASTCALL | METH_KEYWORDS)
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 

@@ -1,13 +1,16 @@
-"""A CPython-API entry point (``METH_FASTCALL``) generated in LLVM IR: the fast call path.
+"""A CPython-API entry point (``METH_FASTCALL | METH_KEYWORDS``) generated in LLVM IR: the fast
+call path.
 
-    PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs)
+    PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames)
 
 ``state`` is ``{fast entry, fallback, raiser}`` (see ``runtime/dispatch.py``).  It checks that
 every argument has exactly the type this specialization was compiled for (Python
 float/int/bool by type pointer, NumPy arrays by type, descriptor, rank and C-contiguity, and for
 ``noalias`` specializations that contiguous arrays do not overlap), unboxes them, releases the
 GIL around the compiled body, and boxes a float/int/bool/None result.  When the arguments do not
-match it returns ``fallback(*args)`` (the general path, which compiles what is missing); when the
+match, or come with keywords (``METH_FASTCALL | METH_KEYWORDS``), it returns
+``fallback(*args, **kwargs)`` (the general path, which compiles what is missing); when the
 body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.  Python
 objects it needs are referenced through symbols bound at load time
 (``python_symbols``), so its object code can be cached on disk.
@@ -27,7 +30,6 @@ from .types import array_struct, ltype
 
 PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
 NPY_C_CONTIGUOUS = 1
-METH_FASTCALL = 0x0080
 API = ("PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_AsLongLong", "PyErr_Occurred",
        "PyErr_Clear", "Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread",
        "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer")
@@ -91,6 +93,7 @@ class _Gen:
 def fast_entry_ir(func: Func, noalias: bool) -> str:
     g = _Gen()
     g.lines += ["  %ctx = alloca [6 x i64], align 8"]
+    g.check(g.v("icmp eq ptr %kwnames, null"))
     g.check(g.v(f"icmp eq i64 %nargs, {len(func.args)}"))
     args, arrays = [], []
     for k, t in enumerate(func.arg_types):
@@ -116,14 +119,15 @@ def fast_entry_ir(func: Func, noalias: bool) -> str:
                 "  %err = call ptr (ptr, ptr, ...) @zy.py.PyObject_CallFunction(ptr %rs, "
                 "ptr @zy.py.fmt_err, i64 %eid, i64 %ea, i64 %eb)", "  ret ptr %err",
                 *MISMATCH]
-    head = f"define ptr @zy.fast.{func.sym_name}(ptr %state, ptr %args, i64 %nargs) #0 {{"
+    head = (f"define ptr @zy.fast.{func.sym_name}(ptr %state, ptr %args, i64 %nargs, "
+            "ptr %kwnames) #0 {")
     return "\n".join([head, "entry:", *g.lines, "}"])
 
 
 MISMATCH = ["mismatch:",
             "  %fbp = getelementptr i8, ptr %state, i64 8", "  %fb = load ptr, ptr %fbp",
             "  %slow = call ptr @zy.py.PyObject_Vectorcall(ptr %fb, ptr %args, i64 %nargs, "
-            "ptr null)", "  ret ptr %slow"]
+            "ptr %kwnames)", "  ret ptr %slow"]
 
 
 def dispatch_ir() -> str:
@@ -132,11 +136,12 @@ def dispatch_ir() -> str:
     return "\n".join([
         "declare ptr @zy.py.PyCapsule_GetPointer(ptr, ptr)",
         "declare ptr @zy.py.PyObject_Vectorcall(ptr, ptr, i64, ptr)",
-        "define ptr @zy.trampoline(ptr %cap, ptr %args, i64 %nargs) {",
+        "define ptr @zy.trampoline(ptr %cap, ptr %args, i64 %nargs, ptr %kwnames) {",
         "  %cell = call ptr @zy.py.PyCapsule_GetPointer(ptr %cap, ptr null)",
         "  %state = load ptr, ptr %cell", "  %f = load ptr, ptr %state",
-        "  %r = musttail call ptr %f(ptr %state, ptr %args, i64 %nargs)", "  ret ptr %r", "}",
-        "define ptr @zy.general(ptr %state, ptr %args, i64 %nargs) {", "entry:",
+        "  %r = musttail call ptr %f(ptr %state, ptr %args, i64 %nargs, ptr %kwnames)",
+        "  ret ptr %r", "}",
+        "define ptr @zy.general(ptr %state, ptr %args, i64 %nargs, ptr %kwnames) {", "entry:",
         "  br label %mismatch", *MISMATCH, "}"])
 
 
