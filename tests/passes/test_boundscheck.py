@@ -3,9 +3,10 @@ partial writes, the IndexError and its line) is unchanged."""
 
 import numpy as np
 import pytest
-from pass_check import Case, check_case
+from pass_check import Case, assert_same_behaviour, check_case
 
 import zymase
+from zymase.ir.parser import parse_module
 from zymase.passes.boundscheck import boundscheck
 
 STENCIL = Case("stencil_i_plus_1", """
@@ -60,6 +61,7 @@ func.func @f(%a: array<f64,1,A>, %b: array<f64,1,A>) -> (f64) {
 // CHECK-NOT: array.index
 // CHECK: scf.yield
 // CHECK: scf.for
+// CHECK-SAME: checked = true
 // CHECK: array.index
 """, runs=[(np.arange(4.0), np.arange(5.0)), (np.arange(4.0), np.arange(3.0))])
 
@@ -67,6 +69,17 @@ func.func @f(%a: array<f64,1,A>, %b: array<f64,1,A>) -> (f64) {
 @pytest.mark.parametrize("case", [STENCIL, MODULO, VERSIONED], ids=str)
 def test_boundscheck(case):
     check_case(boundscheck, case)
+
+
+def test_checked_copy_is_not_versioned_again():
+    """A second run (the pipeline runs the pass again after AD) leaves the checked copy alone:
+    its guard is the one that failed, so another fast copy inside it could never run."""
+    module = check_case(boundscheck, VERSIONED)
+    loops = sum(op.name == "scf.for" for op in module["f"].walk())
+    assert not boundscheck(module)
+    assert sum(op.name == "scf.for" for op in module["f"].walk()) == loops == 2
+    for args in VERSIONED.runs:
+        assert_same_behaviour(parse_module(VERSIONED.text), module, "f", args)
 
 
 def copy_with_shift(src, dst, shift):

@@ -12,7 +12,9 @@ range-check elimination:
    variable plus a constant, or loop-invariant, hold for every iteration exactly when they hold
    at the two ends of the range.  The loop becomes ``scf.if (those conditions) {the loop without
    them} else {the loop as it was}``: when an index would go out of range, the checked loop runs
-   and raises IndexError at the same iteration as before.
+   and raises IndexError at the same iteration as before.  The checked loop is marked
+   ``{checked = true}`` and never versioned again (by a later run of the pass, after AD say):
+   its guard is the one that failed, so a second fast copy could not run.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def _prove(op: Op) -> bool:
 
 def _version(loop: Op) -> bool:
     step = constant_value(loop.operands[2])
-    if not step or loop.parent is None:
+    if not step or loop.parent is None or loop.attrs.get("checked"):
         return False
     checks = [(op, rng) for op in _direct_checks(loop.body)
               if (rng := _index_range(op, loop, step)) is not None]
@@ -171,6 +173,7 @@ def _version(loop: Op) -> bool:
     for old, new in zip(loop.results, guard.results):
         old.replace_all_uses_with(new)
     loop.detach()
+    loop.attrs["checked"] = True  # its guard failed: versioning it again gives a dead copy
     slow_block.append(loop)
     Builder.at_end(slow_block, loop.loc).yield_(*loop.results)
     return True

@@ -211,6 +211,4 @@ def _argument_containing(args, lo, hi):
     return None
 
 
-def _byte_bounds(a):
-    f = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds
-    return f(a)
+_byte_bounds = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds  # NumPy 1 / 2
