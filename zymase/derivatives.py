@@ -126,9 +126,11 @@ def compile_derivative(fn, args, req: Request, options: Options,
         adj.attrs["entry"] = True
         more = [adj.sym_name]
     else:  # "fwd-rev": forward mode over the gradient (Hessian-vector products)
+        # no snapshots: forward mode cannot follow a buffer's contents onto the tape
+        # (tape.push_array / tape.read carry no tangents)
         g = grad_function(ml.module, func, flat_active, list(req.results),
-                          disable=options.disable, memory_limit=options.memory_limit,
-                          split_calls=False)
+                          disable=options.disable | {"snapshot"},
+                          memory_limit=options.memory_limit, split_calls=False)
         n = len(func.args)
         shadows = [n + j for j, i in enumerate(a for a in flat_active
                                                  if isinstance(func.args[a].type, ArrayType))]

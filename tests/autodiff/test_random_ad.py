@@ -5,7 +5,10 @@ stores through views and helper calls, int/float mixing); ``F`` wraps ``f`` into
 For each program and finite inputs:
 
 - reverse mode (``zymase.grad`` with respect to x, y, a, b) and forward mode (``zymase.jvp``
-  along a random tangent) must give the same directional derivative, to rounding;
+  along a random tangent, and along it with ``b`` held constant, which ``f`` may still write)
+  must give the same directional derivative, to rounding;
+- ``hvp`` with respect to ``a`` must lie between the one-sided differences of the reverse
+  gradient along the same direction;
 - the reverse gradient must lie between the one-sided differences (step 1e-6) of CPython running
   the same source, up to rounding: where ``f`` is smooth they bracket the derivative within
   O(step); at a kink (a branch, ``abs``, ``min``, ``%``, ``int()``, a loop count that flips
@@ -86,11 +89,19 @@ def differentiate(prog: progen.Program, v: np.ndarray, size: int, n: int, t: np.
     try:
         g = zymase.grad(F, argnums=(0, 1, 2, 3))(*unflat(v, size), n)
         value, tangent = zymase.jvp(F, unflat(v, size) + (n,), unflat(t, size) + (None,))
+        # b held constant: its buffer (which f may write) is not differentiated
+        _, tangent_no_b = zymase.jvp(F, unflat(v, size) + (n,),
+                                     unflat(t, size)[:3] + (None, None))
     except ZymaseError as e:
         assert path in str(e), f"refusal does not name the user's file:\n{e}"
         return "refused"
     np.testing.assert_allclose(value, want, rtol=1e-9, atol=1e-12, err_msg="jvp's primal value")
-    return want, flat(*g), float(tangent), F
+    gf, part = flat(*g), t.copy()
+    part[2 + size:] = 0.0
+    scale = float(np.abs(gf) @ np.abs(part)) + 1e-12
+    assert abs(float(gf @ part) - float(tangent_no_b)) <= 1e-9 * scale + 1e-12, (
+        f"reverse <grad, t> with b constant = {float(gf @ part)!r} but jvp = {tangent_no_b!r}")
+    return want, gf, float(tangent), F
 
 
 def check(prog: progen.Program, v: np.ndarray, size: int, n: int, t: np.ndarray) -> str:
@@ -210,3 +221,55 @@ def test_random_programs_under_a_memory_limit():
     counts = {k: outcomes.count(k) for k in set(outcomes)}
     assert counts.get("checked", 0) >= 20, counts
     assert counts.get("refused under the limit", 0) <= 6, counts
+
+
+# ---------------------------------------------------------------------- Hessian-vector products
+
+
+def check_hvp(prog: progen.Program, v: np.ndarray, size: int, n: int, t: np.ndarray) -> str:
+    """``hvp`` (forward over reverse) with respect to ``a`` along ``t`` lies between the one-sided
+    differences of the reverse gradient (checked against CPython by ``check``) along ``t``."""
+    mod, path = load(prog)
+    x, y, a, b = unflat(v, size)
+    da = t[2:2 + size].copy()
+    with np.errstate(all="ignore"):
+        want = mod.F(x, y, a, b, n)
+    if not np.isfinite(want) or abs(want) > 1e6:
+        return "nonfinite"
+    grad = zymase.grad(mod.F, argnums=2)
+    try:
+        g0 = grad(x, y, a, b, n)
+        hv = zymase.hvp(mod.F, argnums=2)(x, y, a.copy(), b, n, da)
+    except ZymaseError as e:
+        assert path in str(e), f"refusal does not name the user's file:\n{e}"
+        return "refused"
+    h = 1e-5
+    with np.errstate(all="ignore"):
+        up, down = grad(x, y, a + h * da, b, n), grad(x, y, a - h * da, b, n)
+    fwd, bwd = (up - g0) / h, (g0 - down) / h
+    lo, hi = np.minimum(fwd, bwd), np.maximum(fwd, bwd)
+    tol = 1e-4 * (1 + np.abs(hv)) + 1e-7 * (1 + np.abs(g0)) / h
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    bad = finite & ((hv < lo - tol) | (hv > hi + tol))
+    assert not bad.any(), (f"hvp outside the one-sided differences of grad at "
+                           f"{np.flatnonzero(bad)}:\nhvp={hv[bad]}\nforward={fwd[bad]}\n"
+                           f"backward={bwd[bad]}")
+    return "checked" if hv.any() else "zero"
+
+
+@settings(max_examples=30, derandomize=True, **_SETTINGS)
+@given(cases())
+def test_random_program_hessian_vector_products(case):
+    prog, v, size, n, t = case
+    note(prog.source)
+    note(f"v={v.tolist()} size={size} n={n} t={t.tolist()}")
+    check_hvp(prog, v, size, n, t)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **_SETTINGS)
+@given(cases())
+def test_random_program_hessian_vector_products_many(case):
+    prog, v, size, n, t = case
+    note(prog.source)
+    check_hvp(prog, v, size, n, t)

@@ -226,6 +226,8 @@ def _array_flows(op: Op):
         return [(op.result, [])]
     if op.name in VIEWS:
         return [(op.result, [op.operands[0]])]
+    if op.name == "arith.select" and isinstance(op.result.type, ArrayType):
+        return [(op.result, [op.operands[1], op.operands[2]])]  # either buffer
     if op.name == "func.call":
         srcs = [v for v in op.operands if isinstance(v.type, ArrayType)]
         return [(r, srcs) for r in op.results if isinstance(r.type, ArrayType)]

@@ -69,6 +69,10 @@ class ForwardTransform:
         extra = iter(new.args[len(f.args):])
         for i in self.active_args:
             self.tan[f.args[i]] = [next(extra) for _ in range(self.width)]
+        self.b.block, self.b.index = new.body, None
+        for i, a in enumerate(f.args):  # an argument the function stores varied values into
+            if i not in self.active_args and self.act.active(a):  # gets scratch tangents
+                self.tan[a] = [self.zero_like(new.args[i]) for _ in range(self.width)]
         self.block(f.body, new.body)
         return new
 
@@ -94,6 +98,10 @@ class ForwardTransform:
             return handler(op)
         if op.name in VIEWS:
             return self.view(op)
+        return self.generic(op)
+
+    def generic(self, op: Op) -> None:
+        """An op differentiated by its rule record (or never active)."""
         new = self.clone(op)
         if not any(self.act.active(r) for r in op.results):
             return
@@ -167,6 +175,9 @@ class ForwardTransform:
         self.clone(op)
         v, a = op.operands[0], op.operands[1]
         if a not in self.tan:
+            if v in self.tan:  # never drop a tangent silently
+                raise DifferentiationError("forward mode cannot follow the array this value is "
+                                           f"stored into (made by `{_maker(a)}`)", op.loc)
             return
         idx = [self.x(i) for i in op.operands[2:]]
         for w, s in enumerate(self.tan[a]):
@@ -181,6 +192,22 @@ class ForwardTransform:
             self.tan[op.result] = [self.b.create("array.alloc", [self.x(d) for d in op.operands],
                                                  [op.result.type], {"init": "zero"}).result
                                    for _ in range(self.width)]
+
+    def op_arith_select(self, op):
+        if not isinstance(op.result.type, ArrayType):
+            return self.generic(op)
+        self.clone(op)  # one of two buffers (reverse mode's shadows of swapped arrays)
+        if self.act.active(op.result):
+            c = self.x(op.operands[0])
+            self.tan[op.result] = [
+                self.b.op("arith.select", c, self.t_or_zero(op.operands[1], w),
+                          self.t_or_zero(op.operands[2], w)) for w in range(self.width)]
+
+    def op_tape_read(self, op):
+        raise DifferentiationError("forward mode cannot follow a snapshot on the tape "
+                                   "(internal: snapshots must be off here)", op.loc)
+
+    op_tape_pop_ref = op_tape_read
 
     def view(self, op):
         self.clone(op)
@@ -367,6 +394,10 @@ class ForwardTransform:
         for k in self.float_results:
             vals += [self.t_or_zero(op.operands[k], w) for w in range(self.width)]
         self.b.create("func.return", vals, [])
+
+
+def _maker(a: Value) -> str:
+    return a.op.name if a.op is not None else "a block argument"
 
 
 def _is_float_type(t) -> bool:

@@ -63,8 +63,11 @@ def _atan2(b, y, x, *, out, need):  # atan2(y, x): (x, -y) / (x^2 + y^2)
 
 
 @partials("math.hypot", uses="xo")
-def _hypot(b, x, y, *, out, need):
-    return b.div(x, out), b.div(y, out)
+def _hypot(b, x, y, *, out, need):  # x / h, y / h; 0 at the origin (as |x|' = sign(x) at 0)
+    zero = b.c(0.0, out)
+    pos = b.cmp("gt", out, zero)
+    return (b.select(pos, b.div(x, out), zero) if need[0] else None,
+            b.select(pos, b.div(y, out), zero) if need[1] else None)
 
 
 @partials("math.copysign")

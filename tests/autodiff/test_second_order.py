@@ -1,0 +1,90 @@
+"""Forward mode over reverse (``hessian``, ``hvp``) through mutation: in-place updates whose
+old values the adjoint reads, buffers swapped every iteration, and forward mode through an
+argument that is not differentiated but written.  Reference: second central differences of
+CPython running the same function."""
+
+import numpy as np
+import pytest
+
+import zymase
+
+
+def second_differences(f, x, h=1e-4):
+    n = x.size
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            def at(di, dj):
+                y = x.copy()
+                y[i] += di
+                y[j] += dj
+                return f(y)
+            H[i, j] = (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
+    return H
+
+
+def prefix_product(x):  # the adjoint reads y[i] as it was before the store (a snapshot)
+    y = x.copy()
+    for i in range(1, y.shape[0]):
+        y[i] = y[i - 1] * y[i]
+    return y[-1]
+
+
+def stencil_in_place(x):
+    y = x.copy()
+    for _t in range(3):
+        prev = y[0]
+        for i in range(1, y.shape[0] - 1):
+            cur = y[i]
+            y[i] = cur + 0.3 * (prev - 2.0 * cur + y[i + 1]) + 0.1 * cur * cur
+            prev = cur
+    return (y * y).sum()
+
+
+def swapped_buffers(x):  # a, b = b, a: reverse mode picks each shadow by the buffer's address
+    a = x.copy()
+    b = np.zeros_like(x)
+    for _t in range(3):
+        for i in range(1, a.shape[0]):
+            b[i] = a[i] * a[i - 1] + 0.5 * a[i]
+        b[0] = a[0]
+        a, b = b, a
+    return (a * a).sum()
+
+
+PROGRAMS = [prefix_product, stencil_in_place, swapped_buffers]
+
+
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("limit", [None, 64], ids=["unlimited", "memory_limit"])
+def test_hessian_through_mutation(fn, limit):
+    x = np.array([0.9, 0.7, -0.4, 0.6, 0.8])
+    want = second_differences(fn, x)
+    opts = {} if limit is None else {"memory_limit": limit}
+    if limit is not None and fn is swapped_buffers:  # documented: refused where it is
+        with pytest.raises(zymase.DifferentiationError, match="carries an array") as e:
+            zymase.hessian(fn, **opts)(x.copy())
+        assert "test_second_order.py:" in str(e.value)
+        return
+    try:
+        H = zymase.hessian(fn, **opts)(x.copy())
+    except zymase.ZymaseMemoryError as e:  # the smallest limit that works, as the error says
+        need = int(str(e).split("needs at least ")[1].split(" bytes")[0])
+        H = zymase.hessian(fn, memory_limit=need)(x.copy())
+    np.testing.assert_allclose(H, want, rtol=1e-5, atol=1e-6)
+    v = np.array([0.3, -1.0, 0.5, 0.2, -0.7])
+    np.testing.assert_allclose(zymase.hvp(fn)(x.copy(), v), want @ v, rtol=1e-5, atol=1e-6)
+
+
+def writes_constant_argument(x, b):
+    v = b[1:]
+    v[0] = x * x
+    return b[1] * 3.0
+
+
+def test_jvp_through_an_argument_held_constant_but_written():
+    b = np.zeros(3)
+    value, tangent = zymase.jvp(writes_constant_argument, (2.0, b), (1.0, None))
+    assert (value, tangent) == (12.0, 12.0)
+    assert b[1] == 4.0  # the write reached the caller's array, as in CPython
+    assert zymase.hessian(writes_constant_argument)(2.0, np.zeros(3)) == 6.0
