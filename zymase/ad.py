@@ -369,7 +369,9 @@ def _as_tangent(t, primal):
         if t.shape != primal.shape:
             raise DifferentiationError(f"tangent shape {t.shape} != primal shape {primal.shape}",
                                        caller_loc())
-        return np.ascontiguousarray(t) if primal.flags.c_contiguous else t.copy()
+        # always a copy: the compiled code updates a tangent where ``fn`` writes its primal,
+        # and the caller's direction must not change (as in JAX)
+        return np.array(t, order="C" if primal.flags.c_contiguous else "K", copy=True)
     return t
 
 

@@ -88,3 +88,20 @@ def test_jvp_through_an_argument_held_constant_but_written():
     assert (value, tangent) == (12.0, 12.0)
     assert b[1] == 4.0  # the write reached the caller's array, as in CPython
     assert zymase.hessian(writes_constant_argument)(2.0, np.zeros(3)) == 6.0
+
+
+def zeroes_first(a):
+    a[0] = 0.0
+    return (a * a).sum()
+
+
+def test_tangent_arrays_are_never_written():
+    """fn writes its argument; jvp and hvp update tangents alongside, on copies: the caller's
+    direction stays as given (the primal argument is written, as CPython writes it)."""
+    a, t = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+    assert zymase.jvp(zeroes_first, (a,), (t,)) == (4.0, 4.0)
+    np.testing.assert_array_equal(t, [1.0, 1.0])
+    np.testing.assert_array_equal(a, [0.0, 2.0])
+    v = np.array([1.0, 1.0])
+    np.testing.assert_array_equal(zymase.hvp(zeroes_first)(np.array([1.0, 2.0]), v), [0.0, 2.0])
+    np.testing.assert_array_equal(v, [1.0, 1.0])
