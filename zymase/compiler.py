@@ -25,6 +25,7 @@ from .frontend.typing import Array, PyObj, Scalar, Struct, Tup
 from .ir.core import Module
 from .ir.printer import print_module
 from .options import Options
+from .passes.licm import written_arguments
 from .passes.lifetime import lifetime
 from .runtime import compile_cache
 from .runtime.abi import EntryPoint
@@ -105,7 +106,8 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
 
 def _from_payload(p, templates) -> Specialization:
     compiled = load_object(p["object"])
-    entry = EntryPoint(compiled, p["symbol"], p["arg_types"], p["result_types"], p["errors"])
+    entry = EntryPoint(compiled, p["symbol"], p["arg_types"], p["result_types"], p["errors"],
+                       p["written"])
     fast = compiled.address(p["fast"]) if p["fast"] else None
     return Specialization(entry, templates, p["result"], None, "", fast)
 
@@ -128,14 +130,16 @@ def _compile(fn, templates, options, noalias, dump):
         dump("llvm", text)
     compiled = compile_ir(text)
     entry_func = ml.module[func.sym_name]
-    entry = EntryPoint(compiled, symbol, entry_func.arg_types, entry_func.result_types, errors)
+    written = written_arguments(entry_func, ml.module)
+    entry = EntryPoint(compiled, symbol, entry_func.arg_types, entry_func.result_types, errors,
+                       written)
     if fast_symbol is not None and not _plain_result(result):
         fast_symbol = None
     spec = Specialization(entry, templates, describe_result(result), ml.module, text,
                           compiled.address(fast_symbol) if fast_symbol else None)
     payload = {"object": compiled.object_code, "symbol": symbol, "fast": fast_symbol,
                "arg_types": entry_func.arg_types, "result_types": entry_func.result_types,
-               "errors": errors, "result": spec.result}
+               "errors": errors, "result": spec.result, "written": written}
     return spec, payload, [k[0] for k in ml.specs]
 
 

@@ -23,6 +23,7 @@ from .frontend.module import ModuleLowerer
 from .frontend.typing import flatten, ir_types
 from .ir.types import ArrayType
 from .options import Options
+from .passes.licm import written_arguments
 from .passes.lifetime import lifetime
 from .runtime.abi import EntryPoint
 
@@ -145,11 +146,13 @@ def compile_derivative(fn, args, req: Request, options: Options,
                                                  counting, more)
     compiled = compile_ir(text)
     d = ml.module[dfunc.sym_name]
-    entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors)
+    entry = EntryPoint(compiled, symbol, d.arg_types, d.result_types, errors,
+                       written_arguments(d, ml.module))
     adjoint = None
     if more:
         a = ml.module[more[0]]
-        adjoint = EntryPoint(compiled, f"zy.entry.{more[0]}", a.arg_types, a.result_types, errors)
+        adjoint = EntryPoint(compiled, f"zy.entry.{more[0]}", a.arg_types, a.result_types, errors,
+                             written_arguments(a, ml.module))
     n_res = len(flatten(result)) if result is not None else 0
     if req.mode == "rev" and not req.primal:
         n_res = 0

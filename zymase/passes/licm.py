@@ -178,7 +178,7 @@ WRITTEN_OPERANDS = {"array.store": (1,), "linalg.matmul": (2,), "array.free": (0
 
 
 def written_arrays(loop: Op, effects: Effects) -> list[Value]:
-    """The array values that ops inside ``loop`` may write through."""
+    """The array values that ops inside ``loop`` (or a function) may write through."""
     out = []
     for op in loop.walk():
         if op is loop or op.regions or WRITES not in effects.of(op):
@@ -186,6 +186,18 @@ def written_arrays(loop: Op, effects: Effects) -> list[Value]:
         positions = WRITTEN_OPERANDS.get(op.name, range(len(op.operands)))
         out += [op.operands[i] for i in positions if isinstance(op.operands[i].type, ArrayType)]
     return out
+
+
+def written_arguments(func: Func, module: Module | None) -> list[int]:
+    """Positions of ``func``'s array arguments its code may write (directly, through views, or
+    by handing them to a call that writes); every array argument when a written buffer's origin
+    is not clear (carried by a loop, chosen by a branch).  The runtime refuses read-only arrays
+    there: writing through them would change bytes objects or fault on read-only mappings."""
+    written = {root(v) for v in written_arrays(func, Effects(module))}
+    args = [a for a in func.args if isinstance(a.type, ArrayType)]
+    if any(_root_kind(v, func) == "unknown" for v in written):
+        written |= set(args)
+    return [k for k, a in enumerate(func.args) if a in written]
 
 
 def read_arrays(op: Op, effects: Effects) -> list[Value]:

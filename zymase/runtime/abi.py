@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from ..errors import RUNTIME_ERRORS, ZymaseError
+from ..errors import RUNTIME_ERRORS, ZymaseError, ZymaseValueError, caller_loc
 from ..ir.types import ArrayType
 
 _libc = ctypes.CDLL(None)
@@ -80,9 +80,10 @@ def builtin_function(address: int, name: str, self_obj=None):
 class EntryPoint:
     """A compiled entry function: ``call(flat_args)`` returns the flat list of results."""
 
-    def __init__(self, compiled, symbol: str, arg_types, result_types, errors):
+    def __init__(self, compiled, symbol: str, arg_types, result_types, errors, written=()):
         self.compiled = compiled  # keeps the machine code alive
         self.errors = errors
+        self.written = tuple(written)  # array arguments the code may write: refused read-only
         self.arg_types = list(arg_types)
         self.result_types = list(result_types)
         argtypes = [t for a in self.arg_types for t in _c_types(a)]
@@ -102,6 +103,12 @@ class EntryPoint:
         return ctx
 
     def call(self, args: list) -> list:
+        for k in self.written:
+            if not args[k].flags.writeable:
+                raise ZymaseValueError(
+                    f"assignment destination is read-only: the compiled code writes array "
+                    f"argument {k}, which is not writeable (pass a copy: np.array(a))",
+                    caller_loc())
         flat = []
         for conv, a in zip(self.convert, args):
             if conv is None:

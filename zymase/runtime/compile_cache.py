@@ -17,8 +17,8 @@ import os
 import pickle
 import tempfile
 
-FORMAT = 3  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
-# take keyword names (METH_FASTCALL | METH_KEYWORDS)
+FORMAT = 4  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+# take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 

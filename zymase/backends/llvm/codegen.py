@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ir.core import Module
+from ...passes.licm import written_arguments
 from . import pyentry
 from .emit import FunctionEmitter, ModuleEmitter
 from .entry import entry_ir
@@ -25,7 +26,8 @@ def generate(module: Module, entry: str, fastmath: bool = False, counting: bool 
     fast = None
     if pyentry.supported(func):
         me.globals.append(pyentry.declarations())
-        me.funcs.append(pyentry.fast_entry_ir(func, bool(func.attrs.get("noalias"))))
+        me.funcs.append(pyentry.fast_entry_ir(func, bool(func.attrs.get("noalias")),
+                                              written_arguments(func, module)))
         fast = f"zy.fast.{entry}"
     if counting:
         module.meta["tape_sites"] = me.sites

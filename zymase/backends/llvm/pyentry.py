@@ -30,6 +30,7 @@ from .types import array_struct, ltype
 
 PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
 NPY_C_CONTIGUOUS = 1
+NPY_WRITEABLE = 0x0400
 API = ("PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_AsLongLong", "PyErr_Occurred",
        "PyErr_Clear", "Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread",
        "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer")
@@ -90,7 +91,9 @@ class _Gen:
         return self.v(f"load {ty}, ptr {self.v(f'getelementptr i8, ptr {obj}, i64 {offset}')}")
 
 
-def fast_entry_ir(func: Func, noalias: bool) -> str:
+def fast_entry_ir(func: Func, noalias: bool, written=()) -> str:
+    """``written``: array arguments the code may write; a read-only one takes the general
+    path (which refuses it)."""
     g = _Gen()
     g.lines += ["  %ctx = alloca [6 x i64], align 8"]
     g.check(g.v("icmp eq ptr %kwnames, null"))
@@ -99,6 +102,9 @@ def fast_entry_ir(func: Func, noalias: bool) -> str:
     for k, t in enumerate(func.arg_types):
         obj = g.v(f"load ptr, ptr {g.v(f'getelementptr ptr, ptr %args, i64 {k}')}")
         args.append(f"{ltype(t)} {_unbox(g, obj, t, arrays)}")
+        if k in written:
+            flags = g.field(obj, PYARRAY_FLAGS, "i32")
+            g.check(g.v(f"icmp ne i32 {g.v(f'and i32 {flags}, {NPY_WRITEABLE}')}, 0"))
     if noalias and len(arrays) > 1:
         _check_disjoint(g, arrays)
     rt = result_type(func)
