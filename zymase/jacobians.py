@@ -230,9 +230,14 @@ def _basis(x, j):
     return 1.0
 
 
+def _scalar_if_0d(a):
+    return a[()] if a.ndim == 0 else a
+
+
 def _jacfwd(comp, args, argnums):
     if not isinstance(argnums, int):
-        raise DifferentiationError("jacfwd takes one argnums (an int)", caller_loc())
+        raise DifferentiationError("jacfwd takes one argnums (an int; jacrev takes tuples)",
+                                   caller_loc())
     k = _argnums(argnums, len(args), comp.fn)[0]
     _check_differentiable(args, (k,), comp.fn)
     x = args[k]
@@ -240,6 +245,9 @@ def _jacfwd(comp, args, argnums):
     for idx in _directions(x):
         width = len(idx)
         d = comp.get(args, Request("fwd", (k,), width, ()))
+        if d.result[0] not in ("s", "a"):
+            raise DifferentiationError(f"jacfwd needs {comp.fn.__name__}() to return one float "
+                                       "or array (jacrev takes tuple outputs)", caller_loc())
         flat = _flat_args(d, args)
         tans = [_as_tangent(_basis(x, j), flat[d.flat_active[0]]) for j in idx]
         out = d.call(flat + tans)
@@ -262,23 +270,50 @@ def _stack_columns(cols, x):
 
 
 def jacrev(fn, argnums=0, **options):
-    """The Jacobian by reverse mode: one pullback per output element."""
+    """The Jacobian by reverse mode (one pullback per output element), shaped
+    ``out.shape + x.shape``.  As in JAX, a tuple ``argnums`` gives a tuple of Jacobians (one per
+    argument) and a tuple output a tuple over the outputs (of Jacobians, or of tuples of them)."""
 
     def wrapper(*args, **kwargs):
         comp = _vjp_compiled(fn, _options(**options))
         args = call_arguments(comp.fn, args, kwargs)
-        out, pull = _vjp(comp, args, len(args))
-        k = argnums
-        if np.ndim(out) == 0:
-            return pull(1.0)[k]
-        rows = []
-        for i in range(np.size(out)):
-            e = np.zeros(np.size(out), dtype=np.asarray(out).dtype)
-            e[i] = 1
-            rows.append(np.asarray(pull(e.reshape(np.shape(out)))[k]))
-        return np.stack(rows).reshape(np.shape(out) + np.shape(args[k]))
+        try:
+            return _jacrev(comp, args, argnums)
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
 
     return wrapper
+
+
+def _jacrev(comp, args, argnums):
+    nums = _argnums(argnums, len(args), comp.fn)
+    _check_differentiable(args, nums, comp.fn)
+    for k in nums:
+        if not isinstance(args[k], (float, np.floating, np.ndarray)):
+            raise DifferentiationError(f"jacrev differentiates with respect to floats and arrays; "
+                                       f"argument {k} is a {type(args[k]).__name__}",
+                                       caller_loc())
+    out, pull = _vjp(comp, args, len(args))
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        if not isinstance(o, (float, np.floating, np.ndarray)) or \
+                not np.issubdtype(np.asarray(o).dtype, np.inexact):
+            raise DifferentiationError("jacrev needs float or float-array outputs; "
+                                       f"{comp.fn.__name__}() returns a {type(o).__name__}",
+                                       caller_loc())
+    per_output = []
+    for j, o in enumerate(outs):
+        rows = []
+        for i in range(np.size(o)):
+            cts = [np.zeros(np.shape(x), np.asarray(x).dtype) for x in outs]
+            cts[j].flat[i] = 1
+            ct = tuple(c if np.ndim(c) else c[()] for c in cts)
+            back = pull(ct if isinstance(out, tuple) else ct[0])
+            rows.append([np.asarray(back[k]) for k in nums])
+        jac = tuple(_scalar_if_0d(np.stack([r[m] for r in rows]).reshape(
+            np.shape(o) + np.shape(args[k]))) for m, k in enumerate(nums))
+        per_output.append(jac[0] if isinstance(argnums, int) else jac)
+    return tuple(per_output) if isinstance(out, tuple) else per_output[0]
 
 
 jacobian = jacrev
@@ -304,6 +339,8 @@ def hvp(fn, argnums=0, **options):
 
 def _hvp(comp, primals, argnums, vs):
     """H v for each direction in ``vs`` (one forward-over-reverse pass of width len(vs))."""
+    if not isinstance(argnums, int):
+        raise DifferentiationError("hessian and hvp take one argnums (an int)", caller_loc())
     k = _argnums(argnums, len(primals), comp.fn)[0]
     _check_differentiable(primals, (k,), comp.fn)
     d = comp.get(primals, Request("fwd-rev", (k,), len(vs), (0,)))
@@ -332,6 +369,9 @@ def hessian(fn, argnums=0, **options):
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
         try:
+            if not isinstance(argnums, int):
+                raise DifferentiationError("hessian and hvp take one argnums (an int)",
+                                           caller_loc())
             k = _argnums(argnums, len(args), comp.fn)[0]
             x = args[k]
             cols = []
