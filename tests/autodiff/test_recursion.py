@@ -124,3 +124,26 @@ def test_recursive_writer_in_a_loop_is_refused_where_it_is():
     with pytest.raises(zymase.DifferentiationError, match="written again after it") as e:
         zymase.grad(rewritten_in_loop)(a, 0.9)
     assert "test_recursion.py:" in str(e.value) and "/zymase/" not in str(e.value)
+
+
+def even_steps(x, n):
+    if n == 0:
+        return x
+    return odd_steps(x, n - 1) * 1.5
+
+
+def odd_steps(x, n):
+    if n == 0:
+        return x * x
+    return even_steps(x, n - 1) + 0.25
+
+
+def test_mutual_recursion_returning_floats():
+    """ev -> od -> ev: od was first typed with ev's guessed int result and kept after ev's
+    result turned out a float (LLVM rejected the module); callees typed with a wrong guess are
+    lowered again."""
+    for n in range(5):
+        assert zymase.jit(even_steps)(0.7, n) == even_steps(0.7, n)
+        h = 1e-6
+        fd = (even_steps(0.7 + h, n) - even_steps(0.7 - h, n)) / (2 * h)
+        assert zymase.grad(even_steps)(0.7, n) == pytest.approx(fd, rel=1e-7)

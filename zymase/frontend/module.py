@@ -45,10 +45,13 @@ class ModuleLowerer:
         guess = Scalar(Value(I64), True) if scan.returns_value(src.tree) else None
         for _ in range(MAX_RECURSION_RETYPE):
             state = self.in_progress[key] = [name, guess, False]
+            before = set(self.specs)
             func, ret = self._lower(src, name, params, entry)
             if not state[2] or type_key_or_none(ret) == type_key_or_none(guess):
                 break
             guess = ret
+            for k in set(self.specs) - before:  # callees typed with the wrong guess (mutual
+                del self.module.funcs[self.specs.pop(k)[0]]  # recursion): lower them again
         else:
             raise UnsupportedError(f"cannot settle the result type of recursive `{name}`",
                                    src.loc(src.tree))
