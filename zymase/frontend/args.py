@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import weakref
 
 import numpy as np
 
@@ -78,7 +79,7 @@ def flatten_arg(x, tpl) -> list:
     return []
 
 
-_SIGNATURES: dict = {}
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> (signature, ...)
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
@@ -87,7 +88,10 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
     ``fn``'s parameters: keywords put in place and defaults filled in, as Python binds them
     (a bad call raises Python's ``TypeError``).  A function with ``*args`` or ``**kwargs`` gets
     ``args`` back as they are (the frontend refuses it, naming the line)."""
-    known = _SIGNATURES.get(fn)
+    try:
+        known = _SIGNATURES.get(fn)
+    except TypeError:  # not weakly referenceable
+        known = None
     if known is None:
         try:
             sig = inspect.signature(fn)
@@ -97,7 +101,11 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
         if any(k in _VARIADIC for k in kinds):
             sig = None
         positional = sum(k != inspect.Parameter.KEYWORD_ONLY for k in kinds)
-        known = _SIGNATURES[fn] = (sig, positional if positional == len(kinds) else -1)
+        known = (sig, positional if positional == len(kinds) else -1)
+        try:
+            _SIGNATURES[fn] = known
+        except TypeError:
+            pass
     sig, positional = known
     if sig is None or (not kwargs and len(args) == positional):
         return args
