@@ -51,8 +51,10 @@ class Activity:
         self.useful: set[Value] = set()
         self.pushed = {op.attrs["pair"]: op for op in func.walk()
                        if op.name == "tape.push" and "pair" in op.attrs}
-        self.popped = {op.attrs["pair"]: op for op in func.walk()
-                       if op.name == "tape.pop" and "pair" in op.attrs}
+        self.popped: dict = {}  # pair -> its pops (a while condition's values: two)
+        for op in func.walk():
+            if op.name == "tape.pop" and "pair" in op.attrs:
+                self.popped.setdefault(op.attrs["pair"], []).append(op)
         self._find_roots()
         for i in active_args:
             a = func.args[i]
@@ -171,8 +173,7 @@ class Activity:
             for v in op.operands:
                 changed |= self._mark_useful(v)
         elif name == "tape.push" and "pair" in op.attrs:
-            pop = self.popped.get(op.attrs["pair"])
-            if pop is not None and pop.result in self.useful:
+            if any(pop.result in self.useful for pop in self.popped.get(op.attrs["pair"], ())):
                 changed |= self._mark_useful(op.operands[1])
         elif name not in ZERO and not op.regions and name not in NOT_VALUES:
             if any(r in self.useful for r in op.results):

@@ -127,6 +127,7 @@ class ReverseTransform:
         self.policy = cache.Policy(func, self.act)
         self.memory = Memory(func, self.act)
         self.snapshots: dict = {}  # (primal loop, root buffer) -> forward tape mark
+        self.pair_of: dict = {}  # (forward block, value) -> pair of its push
         self.snapshot_roots: dict = {}  # primal loop -> roots snapshotted before it
         self.fmap: dict[Value, Value] = {}
         self.fblock: dict[Block, Block] = {}
@@ -570,12 +571,14 @@ class ReverseTransform:
         start of its reverse block, where it stands for ``key`` (a scalar; an array goes by
         reference, ``tape.push_ref``)."""
         fb = scope.fblock
-        pair = self.next_pair()
         ref = isinstance(fwd.type, ArrayType)
-        Builder(fb, fb.ops.index(fb.terminator), loc).create(
-            "tape.push_ref" if ref else "tape.push", [self.tape, fwd], [], {"pair": pair})
-        slots = 2 + 2 * fwd.type.ndim if ref else 2 if fwd.type.is_complex else 1
-        self.pushes[fb] = self.pushes.get(fb, 0) + slots
+        pair = self.pair_of.get((fb, fwd))
+        if pair is None:  # a block reversed twice (a while condition: after the last test,
+            pair = self.pair_of[(fb, fwd)] = self.next_pair()  # and in each trip) pushes once
+            Builder(fb, fb.ops.index(fb.terminator), loc).create(
+                "tape.push_ref" if ref else "tape.push", [self.tape, fwd], [], {"pair": pair})
+            slots = 2 + 2 * fwd.type.ndim if ref else 2 if fwd.type.is_complex else 1
+            self.pushes[fb] = self.pushes.get(fb, 0) + slots
         popped = Builder(scope.rblock, 0, self.b.loc).create(
             "tape.pop_ref" if ref else "tape.pop", [self.tape], [fwd.type], {"pair": pair}).result
         self._inserted_at_start(scope)
