@@ -5,9 +5,9 @@ tape: wrong gradients, and a segfault when nested in a for loop."""
 
 import numpy as np
 import pytest
+from test_second_order import second_differences
 
 import zymase
-from test_second_order import second_differences
 
 
 def shrink_until(x):
