@@ -79,9 +79,11 @@ def _vjp(comp, primals, given):
     nums = tuple(k for k, a in enumerate(primals) if _has_float(a) and k < given)
     split = comp.options.memory_limit is None
     try:
-        req = Request("rev-split" if split else "rev", nums, 1,
-                      _float_result_positions(comp, primals))
-        d = comp.get(primals, req)
+        results = _float_result_positions(comp, primals)
+        d = comp.get(primals, Request("rev-split" if split else "rev", nums, 1, results))
+        if split and _keeps_references(d):  # arrays the forward function made and freed
+            split = False
+            d = comp.get(primals, Request("rev", nums, 1, results))
     except ZymaseError as e:
         raise e.with_traceback(None) from None
     flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in _flat_args(d, primals)]
@@ -106,6 +108,16 @@ def _vjp(comp, primals, given):
         return run.adjoint(primals, nums, ct)[:given]
 
     return out, pullback
+
+
+def _keeps_references(d) -> bool:
+    """Whether a split derivative's tape holds arrays by reference (versions of an array renewed
+    in a loop that a matrix product reads): those die with the forward function, before the
+    adjoint would read them, so ``vjp`` runs the one-function gradient instead."""
+    keeps = getattr(d, "_keeps_refs", None)
+    if keeps is None:
+        keeps = d._keeps_refs = any(op.name == "tape.push_ref" for op in d.module.walk())
+    return keeps
 
 
 _VJP: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
