@@ -8,6 +8,8 @@ pass per output element), ``hvp`` and ``hessian`` (forward mode over reverse mod
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import weakref
 
 import numpy as np
@@ -254,18 +256,49 @@ def _jacfwd(comp, args, argnums):
     _check_differentiable(args, (k,), comp.fn)
     x = args[k]
     columns = {}
-    for idx in _directions(x):
+    for idx, run in _chunks(x, args):
         width = len(idx)
-        d = comp.get(args, Request("fwd", (k,), width, ()))
+        d = comp.get(run, Request("fwd", (k,), width, ()))
         if d.result[0] not in ("s", "a"):
             raise DifferentiationError(f"jacfwd needs {comp.fn.__name__}() to return one float "
                                        "or array (jacrev takes tuple outputs)", caller_loc())
-        flat = _flat_args(d, args)
+        flat = _flat_args(d, run)
         tans = [_as_tangent(_basis(x, j), flat[d.flat_active[0]]) for j in idx]
         out = d.call(flat + tans)
         for lane, j in enumerate(idx):
             columns[j] = _lane(d, out, lane, width)
     return _stack_columns([columns[j] for j in range(int(np.size(x)))], x)
+
+
+def _chunks(x, args):
+    """(directions, arguments to run on) per pass of at most MAX_WIDTH directions.  With more
+    than one pass each runs on copies of the arguments as given (``fn`` may write them), and
+    the caller's arrays get the last run's final contents: written once, as CPython would."""
+    chunks = list(_directions(x))
+    if len(chunks) <= 1:
+        yield from ((idx, args) for idx in chunks)
+        return
+    for idx in chunks:
+        run = copy.deepcopy(args)
+        yield idx, run
+    _write_back(args, run)
+
+
+def _write_back(orig, new) -> None:
+    if isinstance(orig, np.ndarray):
+        if orig.flags.writeable:
+            orig[...] = new
+    elif isinstance(orig, (tuple, list)):
+        for a, b in zip(orig, new):
+            _write_back(a, b)
+    elif isinstance(orig, dict):
+        for key in orig:
+            _write_back(orig[key], new[key])
+    elif dataclasses.is_dataclass(orig) or hasattr(orig, "_fields"):
+        names = orig._fields if hasattr(orig, "_fields") else \
+            [f.name for f in dataclasses.fields(orig)]
+        for name in names:
+            _write_back(getattr(orig, name), getattr(new, name))
 
 
 def _lane(d, out, lane, width):
@@ -387,8 +420,8 @@ def hessian(fn, argnums=0, **options):
             k = _argnums(argnums, len(args), comp.fn)[0]
             x = args[k]
             cols = []
-            for idx in _directions(x):
-                cols += _hvp(comp, args, k, [_basis(x, j) for j in idx])
+            for idx, run in _chunks(x, args):
+                cols += _hvp(comp, run, k, [_basis(x, j) for j in idx])
             n = int(np.size(x))
             if not isinstance(x, np.ndarray):
                 return cols[0]

@@ -105,3 +105,26 @@ def test_tangent_arrays_are_never_written():
     v = np.array([1.0, 1.0])
     np.testing.assert_array_equal(zymase.hvp(zeroes_first)(np.array([1.0, 2.0]), v), [0.0, 2.0])
     np.testing.assert_array_equal(v, [1.0, 1.0])
+
+
+def doubles_in_place(x):
+    x *= 2.0
+    return x * x
+
+
+def cubes_doubled(x):
+    x *= 2.0
+    return np.sum(x ** 3)
+
+
+def test_chunked_forward_passes_run_on_the_arguments_as_given():
+    """jacfwd and hessian take 4 directions per pass: every pass runs on the arguments as the
+    caller gave them, and the caller's array is written once, as CPython writes it."""
+    x = np.linspace(0.5, 1.5, 6)
+    y = x.copy()
+    J = zymase.jacfwd(doubles_in_place)(y)
+    np.testing.assert_allclose(J, np.diag(8.0 * x), rtol=1e-15)
+    np.testing.assert_array_equal(y, 2.0 * x)
+    y = x.copy()
+    np.testing.assert_allclose(zymase.hessian(cubes_doubled)(y), np.diag(48.0 * x), rtol=1e-14)
+    np.testing.assert_array_equal(y, 2.0 * x)
