@@ -94,6 +94,7 @@ def _vjp(comp, primals, given):
         out = call_for_value(comp.fn, primals, comp.options)
 
         def pullback(ct):  # on copies: ``fn`` may write into its arguments
+            _checked_cotangent(out, ct)
             copies = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
             return _pullback(d, copies, primals, nums, ct)[:given]
 
@@ -104,12 +105,35 @@ def _vjp(comp, primals, given):
 
     def pullback(ct):
         nonlocal state
+        _checked_cotangent(out, ct)
         if state is None:  # the last pullback used up the tape: run the forward part again
             state = _Forward(d, [np.array(x) if isinstance(x, np.ndarray) else x for x in flat])
         run, state = state, None
         return run.adjoint(primals, nums, ct)[:given]
 
     return out, pullback
+
+
+def _checked_cotangent(out, ct) -> None:
+    try:
+        _check_cotangent(out, ct)
+    except ZymaseError as e:
+        raise e.with_traceback(None) from None
+
+
+def _check_cotangent(out, ct, where="the output") -> None:
+    """A pullback's cotangent has the structure and shapes of the output (else the compiled
+    adjoint would read past it)."""
+    if isinstance(out, tuple):
+        if not isinstance(ct, tuple) or len(ct) != len(out):
+            raise DifferentiationError(f"the cotangent must be a tuple of {len(out)} like "
+                                       f"{where}, not {type(ct).__name__}", caller_loc())
+        for k, (o, c) in enumerate(zip(out, ct)):
+            _check_cotangent(o, c, f"{where}[{k}]")
+    elif isinstance(out, (np.ndarray, float, complex, np.inexact)):
+        if isinstance(ct, tuple) or np.shape(ct) != np.shape(out):
+            raise DifferentiationError(f"the cotangent of {where} must have shape "
+                                       f"{np.shape(out)}, not {np.shape(ct)}", caller_loc())
 
 
 def _keeps_references(d) -> bool:

@@ -99,3 +99,15 @@ def test_vjp_and_jacrev_through_arrays_renewed_by_matrix_products():
         np.testing.assert_array_equal(cW, gW)
     J = zymase.jacrev(power_steps, argnums=1)(x, W)
     np.testing.assert_allclose(J, zymase.jacfwd(power_steps, argnums=1)(x, W), rtol=1e-14)
+
+
+def test_pullback_checks_the_cotangent_against_the_output():
+    _, pullback = zymase.vjp(lambda z: z * 2.0, np.array([1.0, 2.0, 3.0]))
+    for bad in (np.ones(2), 1.0, (np.ones(3),)):
+        with pytest.raises(zymase.DifferentiationError, match="cotangent") as e:
+            pullback(bad)
+        assert "test_jacobians.py:" in str(e.value) and ZYMASE_DIR not in str(e.value)
+    np.testing.assert_array_equal(pullback(np.ones(3))[0], [2.0, 2.0, 2.0])
+    _, pull2 = zymase.vjp(two_outputs, A, B)
+    with pytest.raises(zymase.DifferentiationError, match="tuple of 2"):
+        pull2(np.ones(3))
