@@ -30,7 +30,20 @@ def np_hypot(a):
     return np.hypot(a, 0.0 * a).sum()
 
 
+def power_sum(p):
+    s = 0.0
+    for i in range(3):
+        s += (i * 1.0) ** p  # 0 ** p: constant in p
+    return s
+
+
+def pow_at(x, y):
+    return x ** y
+
+
 CASES = [
+    (power_sum, (2.0,), (4.0 * 0.6931471805599453,)),
+    (pow_at, (0.0, 1.0), (1.0, 0.0)),
     # (function, point, expected gradient)
     (hypot_at, (0.0, 0.0), (0.0, 0.0)),
     (hypot_at, (3.0, 4.0), (0.6, 0.8)),

@@ -1,6 +1,6 @@
 """Records for ``math`` ops.  Conventions at non-differentiable points: |x|' = sign(x) (0 at 0),
 the piecewise-constant functions (floor, ceil, trunc, round, sign) have derivative 0, and
-pow(x, y) w.r.t. x at x = 0 is y * 0**(y-1)."""
+pow(x, y) w.r.t. x at x = 0 is y * 0**(y-1) and w.r.t. y at x = 0 is 0."""
 
 from __future__ import annotations
 
@@ -51,8 +51,9 @@ def _pow(b, x, y, *, out, need):
     dx = dy = None
     if need[0]:
         dx = b.pow_base_partial(x, y, out)
-    if need[1]:
-        dy = b.mul(b.log(x), out)
+    if need[1]:  # log(x) x^y, and 0 at x = 0 (0^y is constant in y there, as in JAX)
+        at_zero = b.op("arith.cmpf", x, b.c(0.0, x), pred="eq")
+        dy = b.mul(b.log(b.select(at_zero, b.c(1.0, x), x)), out)
     return dx, dy
 
 
