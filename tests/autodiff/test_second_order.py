@@ -52,7 +52,18 @@ def swapped_buffers(x):  # a, b = b, a: reverse mode picks each shadow by the bu
     return (a * a).sum()
 
 
-PROGRAMS = [prefix_product, stencil_in_place, swapped_buffers]
+def heat_nonlinear(u0):  # prev = cur is read from the loop's snapshot ("carried") in grad
+    u = u0.copy()
+    for _t in range(2):
+        prev = u[0]
+        for i in range(1, u.shape[0] - 1):
+            cur = u[i]
+            u[i] = cur + 0.3 * (prev - 2.0 * cur + u[i + 1]) * cur
+            prev = cur
+    return np.sum(u)
+
+
+PROGRAMS = [prefix_product, stencil_in_place, swapped_buffers, heat_nonlinear]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)

@@ -359,7 +359,8 @@ class ReverseTransform:
         if op is None:
             if "recompute" not in self.disable and self._induction(v) is not None:
                 return "induction"
-            if "carried" not in self.disable and self.memory.carried_load(v) is not None:
+            if not {"carried", "snapshot"} & self.disable and \
+                    self.memory.carried_load(v) is not None:  # read from the loop's snapshot
                 return "carried"
             return "tape"
         if op.name == "array.load":
