@@ -173,3 +173,35 @@ def test_read_only_arrays_are_refused_where_the_code_writes_them():
             del mapped
     finally:
         os.unlink(path)
+
+
+def _zeros_last(n):
+    a = np.zeros(n)
+    a[n - 1] = 1.0
+    return a
+
+
+def _zeros_2d(n, m):
+    a = np.zeros((n, m))
+    a[n - 1, m - 1] = 2.0
+    return a
+
+
+def _empty_strided(n):
+    a = np.empty(n)
+    for i in range(0, n, n // 4):
+        a[i] = 1.0
+    return a[0]
+
+
+@pytest.mark.parametrize("fn, args", [(_zeros_last, (2 ** 61 + 5,)),
+                                      (_zeros_2d, (2 ** 32, 2 ** 32)),
+                                      (_zeros_last, (2 ** 62,)), (_empty_strided, (2 ** 61,))])
+def test_array_sizes_that_overflow_raise_memory_error(fn, args):
+    """The byte count of an allocation is checked for overflow: 2**61 + 5 doubles once allocated
+    40 bytes and were written past, and np.empty(2**61) segfaulted."""
+    with pytest.raises(MemoryError) as e:
+        zymase.jit(fn)(*args)
+    assert "test_jit.py:" in str(e.value)
+    small = [8 for _ in args]
+    np.testing.assert_array_equal(zymase.jit(fn)(*small), fn(*small))

@@ -97,10 +97,15 @@ def _store(em, op):
 def _alloc(em, op):
     t = op.results[0].type
     dims = _ops(em, op)
-    n = "1"
-    for d in dims:
-        n = em.assign(f"mul i64 {n}, {d}") if n != "1" else d
-    nbytes = em.assign(f"mul i64 {n}, {t.dtype.nbytes}")
+    nbytes, fits = str(t.dtype.nbytes), "true"
+    for d in dims:  # dims are >= 0 (checked where they are made): an unsigned product
+        r = em.assign(f"call {{i64, i1}} @llvm.umul.with.overflow.i64(i64 {nbytes}, i64 {d})")
+        nbytes = em.assign(f"extractvalue {{i64, i1}} {r}, 0")
+        no = em.assign(f"xor i1 {em.assign(f'extractvalue {{i64, i1}} {r}, 1')}, true")
+        fits = em.assign(f"and i1 {fits}, {no}")
+    small = em.assign(f"icmp ult i64 {nbytes}, {1 << 62}")  # also no i64 overflow later
+    em.raise_if_not(em.assign(f"and i1 {fits}, {small}"), "MemoryError",
+                    "cannot allocate an array this large (its size in bytes overflows)", op.loc)
     zero = "1" if op.attrs.get("init") == "zero" else "0"
     p = em.assign(f"call ptr @zy.alloc(i64 {nbytes}, i32 {zero})", "buf")
     ok = em.assign(f"icmp ne ptr {p}, null")
