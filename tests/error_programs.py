@@ -73,3 +73,20 @@ def undefined_name(x):
 def assert_fails(x):
     assert x > 0, "x must be positive"  # ERR assert
     return x
+
+
+TABLE = np.zeros(3)
+
+
+def writes_global_array(x):
+    TABLE[0] = TABLE[0] + x  # ERR global
+    return TABLE[0]
+
+
+def _bump(a, x):
+    a[1] = x  # ERR global-helper  # the write, inlined from the helper
+
+
+def writes_global_in_helper(x):
+    _bump(TABLE, x)
+    return TABLE[1]

@@ -36,6 +36,9 @@ COMPILE_ERRORS = [
     (E.returns_none_sometimes, (1.0,), "none", zymase.UnsupportedError, "None"),
     (E.truth_of_array, (np.ones(2),), "truth", zymase.ZymaseTypeError, "ambiguous"),
     (E.undefined_name, (1.0,), "undefined", zymase.UnsupportedError, "not_defined_anywhere"),
+    (E.writes_global_array, (1.0,), "global", zymase.UnsupportedError, "captured from a global"),
+    (E.writes_global_in_helper, (1.0,), "global-helper", zymase.UnsupportedError,
+     "captured from a global"),
 ]
 
 

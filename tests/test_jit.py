@@ -205,3 +205,24 @@ def test_array_sizes_that_overflow_raise_memory_error(fn, args):
     assert "test_jit.py:" in str(e.value)
     small = [8 for _ in args]
     np.testing.assert_array_equal(zymase.jit(fn)(*small), fn(*small))
+
+
+def _elementwise_sum(a, b):
+    return np.sum(a * b)
+
+
+def test_ndarray_subclasses_with_other_operators_are_refused(tmp_path):
+    """np.matrix's * is a matrix product, a masked array skips masked entries: compiled with
+    ndarray semantics they gave other numbers than CPython.  np.memmap behaves as ndarray."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    for a in (m, masked):
+        with pytest.raises(zymase.ZymaseTypeError, match="subclass") as e:
+            zymase.jit(_elementwise_sum)(a, a)
+        assert "test_jit.py:" in str(e.value)
+    mm = np.memmap(tmp_path / "a.bin", dtype=np.float64, mode="w+", shape=(3,))
+    mm[:] = [1.0, 2.0, 3.0]
+    assert zymase.jit(_elementwise_sum)(mm, mm) == 14.0

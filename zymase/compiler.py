@@ -19,13 +19,14 @@ import numpy as np
 
 from .backends.llvm.codegen import generate
 from .backends.llvm.engine import compile_ir, load_object
+from .errors import UnsupportedError
 from .frontend.args import flatten_arg, param_template
 from .frontend.module import ModuleLowerer
 from .frontend.typing import Array, PyObj, Scalar, Struct, Tup
 from .ir.core import Module
 from .ir.printer import print_module
 from .options import Options
-from .passes.licm import written_arguments
+from .passes.licm import constant_writes, written_arguments
 from .passes.lifetime import lifetime
 from .runtime import compile_cache
 from .runtime.abi import EntryPoint
@@ -84,6 +85,11 @@ def optimize(module: Module, options: Options, dump: Callable | None = None) -> 
     except ImportError:
         return
     run_pipeline(module, PIPELINE, disable=options.disable, dump=dump)
+    writes = constant_writes(module)
+    if writes:
+        raise UnsupportedError("writing into a NumPy array captured from a global or closure "
+                               "variable is not supported: zymase compiles it as a constant "
+                               "(pass the array as an argument)", writes[0].loc)
 
 
 def compile_specialization(fn, args, options: Options, noalias: bool, key=None,

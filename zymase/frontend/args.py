@@ -27,6 +27,10 @@ def param_template(x, where: str):
     if st is not None:
         return Scalar(Value(st.type), True)
     if isinstance(x, np.ndarray):
+        if type(x) is not np.ndarray and not isinstance(x, np.memmap):
+            raise ZymaseTypeError(f"{where} is a {type(x).__module__}.{type(x).__name__}, an "
+                                  "ndarray subclass whose operators may differ from ndarray's; "
+                                  "pass np.asarray(x)")
         t = scalar_from_dtype(x.dtype)
         if t is None:
             raise ZymaseTypeError(f"{where}: arrays of dtype {x.dtype} are not supported "

@@ -200,6 +200,19 @@ def written_arguments(func: Func, module: Module | None) -> list[int]:
     return [k for k, a in enumerate(func.args) if a in written]
 
 
+def constant_writes(module: Module) -> list[Op]:
+    """Stores and matrix products that write through an ``array.const`` (a NumPy array the
+    function captured from a global or closure variable, compiled as a constant)."""
+    out = []
+    for f in module:
+        for op in f.walk():
+            for i in WRITTEN_OPERANDS.get(op.name, ()):
+                r = root(op.operands[i])
+                if r.op is not None and r.op.name == "array.const":
+                    out.append(op)
+    return out
+
+
 def read_arrays(op: Op, effects: Effects) -> list[Value]:
     """The array values that ``op`` (or an op nested in it) may read through."""
     out = []
