@@ -98,6 +98,44 @@ def test_disk_cache_is_reused_by_another_process(tmp_path):
     assert out == ["12.0", "0", "1"]
 
 
+CAPTURED = """
+import os, sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+import zymase
+from zymase.runtime import compile_cache
+SCALE = float(os.environ["SCALE"])          # a global computed at import
+TABLE = np.full(3, SCALE)                  # a global array
+
+def make(k):
+    def f(x):
+        return x * k + SCALE + TABLE[1]
+    return f
+
+g = zymase.jit(make(float(os.environ["K"])), cache=True)
+print(g(1.0), compile_cache.STATS["hits"], compile_cache.STATS["stores"])
+"""
+
+
+def test_disk_cache_checks_captured_constants(tmp_path):
+    """Code compiled with a closure value or a global constant is reused only while they keep
+    their values (a closure made with another k, or a global computed differently at import,
+    once got the stale machine code)."""
+    script = tmp_path / "captures.py"
+    script.write_text(CAPTURED.format(tests=os.path.dirname(__file__)))
+    cache = tmp_path / "cache"
+
+    def run(k, scale):
+        env = dict(os.environ, ZYMASE_CACHE_DIR=str(cache), K=str(k), SCALE=str(scale))
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                              text=True, check=True).stdout.split()
+
+    assert run(2.0, 1.0) == ["4.0", "0", "1"]   # compiled, stored
+    assert run(2.0, 1.0) == ["4.0", "1", "0"]   # same constants: loaded
+    assert run(3.0, 1.0) == ["5.0", "0", "1"]   # another closure value: compiled again
+    assert run(3.0, 4.0) == ["11.0", "0", "1"]  # another global value: compiled again
+
+
 def _heat_grad_reference(u0, c, steps):
     """dF/du0 and dF/dc by central differences of the CPython function (a few entries)."""
     h = 1e-6

@@ -22,6 +22,7 @@ from .backends.llvm.engine import compile_ir, load_object
 from .errors import UnsupportedError
 from .frontend.args import flatten_arg, param_template
 from .frontend.module import ModuleLowerer
+from .frontend.source import captured_digests, captured_unchanged
 from .frontend.typing import Array, PyObj, Scalar, Struct, Tup
 from .ir.core import Module
 from .ir.printer import print_module
@@ -101,12 +102,16 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
     path = None
     if options.cache and key is not None and dump is None:
         path = compile_cache.entry_path(fn, (key, noalias), options)
-        payload = compile_cache.load(path)
+        payload = compile_cache.load(path, lambda p: captured_unchanged(fn, p["captured"]))
         if payload is not None:
             return _from_payload(payload, templates)
     spec, payload, functions = _compile(fn, templates, options, noalias, dump)
     if path is not None:
-        compile_cache.store(path, payload, functions)
+        # constants read from globals and closures are checked on load (never stale code);
+        # code that read one without a digest is not kept
+        payload["captured"] = captured_digests(fn, functions)
+        if payload["captured"] is not None:
+            compile_cache.store(path, payload, functions)
     return spec
 
 

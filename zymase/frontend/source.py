@@ -6,7 +6,7 @@ import ast
 import inspect
 import linecache
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UnsupportedError
@@ -24,6 +24,7 @@ class Source:
     col0: int  # columns removed by dedent
     globals: dict
     closure: dict
+    captured: dict = field(default_factory=dict)  # free name -> value read as a constant
 
     def loc(self, node: ast.AST) -> Loc:
         line = getattr(node, "lineno", 1)
@@ -31,11 +32,15 @@ class Source:
         return Loc(self.file, line + self.line0, col + self.col0 + 1, self.tree.name)
 
     def lookup(self, name: str):
-        """A free name's value at compile time: closure first, then globals, then builtins."""
-        if name in self.closure:
-            return self.closure[name]
-        if name in self.globals:
-            return self.globals[name]
+        """A free name's value at compile time: closure first, then globals, then builtins.
+        Values other than functions, modules and classes are recorded in ``captured`` (the
+        disk cache checks them before reusing code compiled with them)."""
+        for scope in (self.closure, self.globals):
+            if name in scope:
+                value = scope[name]
+                if not callable(value) and not inspect.ismodule(value):
+                    self.captured[name] = value
+                return value
         builtins = self.globals.get("__builtins__", __builtins__)
         if isinstance(builtins, dict):
             if name in builtins:
@@ -152,3 +157,60 @@ def _indent(text: str) -> int:
         if line.strip():
             return len(line) - len(line.lstrip())
     return 0
+
+
+def captured_digests(entry_fn, functions) -> list | None:
+    """(module, qualname, name, digest) for every value the compiled ``functions`` read from
+    globals or closures, or None when one of them cannot be checked in a later process (a
+    value without a digest, or a function nested in another that captured one)."""
+    out = []
+    for fn in functions:
+        src = get_source(fn)
+        for name, value in src.captured.items():
+            d = value_digest(value)
+            if d is None or (fn is not entry_fn and "<locals>" in fn.__qualname__):
+                return None
+            out.append((fn.__module__, fn.__qualname__, name, d))
+    return out
+
+
+def captured_unchanged(entry_fn, digests) -> bool:
+    """Whether every recorded value still has its digest (the entry function's own names are
+    read from it; other functions are found by module and qualified name)."""
+    import sys
+    for module, qualname, name, digest in digests:
+        fn = entry_fn if (module, qualname) == (entry_fn.__module__, entry_fn.__qualname__) \
+            else _find(sys.modules.get(module), qualname)
+        if fn is None:
+            return False
+        closure = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in
+                                                     fn.__closure__ or ())))
+        scope = closure if name in closure else fn.__globals__
+        if name not in scope or value_digest(scope[name]) != digest:
+            return False
+    return True
+
+
+def _find(module, qualname):
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return python_function(obj) if obj is not None else None
+
+
+def value_digest(v) -> str | None:
+    """A stable digest of a constant a function captured, or None when there is none."""
+    import hashlib
+
+    import numpy as np
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+        return repr((type(v).__name__, v))
+    if isinstance(v, np.generic):
+        return repr((v.dtype.str, v.item()))
+    if isinstance(v, np.ndarray):
+        h = hashlib.sha256(np.ascontiguousarray(v).tobytes())
+        return repr((v.dtype.str, v.shape, h.hexdigest()))
+    if isinstance(v, tuple):
+        parts = [value_digest(x) for x in v]
+        return None if None in parts else repr(tuple(parts))
+    return None

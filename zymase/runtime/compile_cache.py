@@ -2,8 +2,9 @@
 
 An entry is keyed by the function's qualified name and file, the argument signature, the
 options, the zymase/llvmlite versions and the host CPU; it stores the object code and what the
-entry point needs, plus a hash of every source file the code was compiled from.  A hit
-(all sources unchanged) skips the whole pipeline.  An entry that cannot be read, is
+entry point needs, plus a hash of every source file the code was compiled from and digests of
+the constants it read from globals and closures.  A hit (all sources and constants unchanged)
+skips the whole pipeline.  An entry that cannot be read, is
 from another version, or whose sources changed is ignored and rebuilt.
 
 Location: ``$ZYMASE_CACHE_DIR`` or ``~/.cache/zymase``.
@@ -19,6 +20,7 @@ import tempfile
 
 FORMAT = 4  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
+# and digests of the constants the code read from globals and closures (compiler.py checks them)
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 
@@ -57,8 +59,9 @@ def entry_path(fn, key, options) -> str:
     return os.path.join(cache_dir(), hashlib.sha256(ident.encode()).hexdigest() + ".zyc")
 
 
-def load(path: str):
-    """The stored payload, or None when missing, unreadable, foreign or out of date."""
+def load(path: str, accept=None):
+    """The stored payload, or None when missing, unreadable, foreign, out of date or not
+    ``accept(payload)``."""
     try:
         with open(path, "rb") as f:
             entry = pickle.load(f)
@@ -67,6 +70,8 @@ def load(path: str):
         for path, digest in entry["sources"]:
             if file_hash(path) != digest:
                 return None
+        if accept is not None and not accept(entry["payload"]):
+            return None
         STATS["hits"] += 1
         return entry["payload"]
     except Exception:  # noqa: BLE001  (any damage means: rebuild)
