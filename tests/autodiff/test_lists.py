@@ -57,3 +57,22 @@ def test_checkpointing_a_loop_that_grows_a_list_is_refused_where_it_is():
     with pytest.raises(zymase.DifferentiationError, match="carries an array") as e:
         zymase.grad(L.grown, memory_limit=256)(0.7, 40)
     assert "list_programs.py:" in str(e.value) and "/zymase/" not in str(e.value)
+
+
+def appends_in_while(x):
+    lst = []
+    i = 0
+    while i < x.shape[0] and x[i] > -1.0:
+        lst.append(x[i] * x[i])
+        i += 1
+    return lst[0] + 2.0 * lst[len(lst) - 1]
+
+
+def test_list_grown_in_a_while_loop():
+    """The list's shared shadow is placed after the while loop's forward op (it sits in the
+    region that counts the trips): was an internal ValueError."""
+    x = np.array([0.3, 0.7, 1.1, -2.0, 0.5])
+    g = zymase.grad(appends_in_while)(x)
+    np.testing.assert_array_equal(g, [0.6, 0.0, 4.4, 0.0, 0.0])
+    _, t = zymase.jvp(appends_in_while, (x,), (np.ones(5),))
+    assert t == pytest.approx(g.sum(), rel=1e-15)

@@ -723,7 +723,9 @@ class ReverseTransform:
                     last = r
         if last is None:
             return None
-        fop = self.fop[last.op]
+        fop = self.fwhile[last.op][0] if last.op in self.fwhile else self.fop[last.op]
+        while fop.parent is not self.new.body:  # (a while loop's forward op, with its counter)
+            fop = fop.parent.parent_op
         b = Builder(self.new.body, self.new.body.ops.index(fop) + 1, last.op.loc)
         dim = b.op("array.dim", self.fmap[last], axis=0)
         shadow = b.create("array.alloc", [dim], [last.type.with_layout("C")],
