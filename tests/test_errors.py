@@ -90,3 +90,15 @@ def test_unsupported_dtype():
 def test_errors_are_catchable_as_builtin_exceptions():
     with pytest.raises(IndexError):
         zymase.jit(E.out_of_range)(np.ones(2), 5)
+
+
+class _Model:
+    def energy(self, x):
+        return x * 2.0
+
+
+def test_bound_methods_are_refused_by_name():
+    """Was "name `x` is not defined" (the method's self shifted the arguments)."""
+    with pytest.raises(zymase.UnsupportedError, match="bound method _Model.energy") as e:
+        zymase.jit(_Model().energy)(1.0)
+    assert "test_errors.py:" in str(e.value) and ZYMASE_DIR not in str(e.value)

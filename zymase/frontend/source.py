@@ -67,6 +67,10 @@ def get_source(fn) -> Source:
     src = _CACHE.get(fn)
     if src is not None:
         return src
+    if inspect.ismethod(fn):
+        raise UnsupportedError(
+            f"cannot compile the bound method {fn.__qualname__}: zymase compiles functions; "
+            "compile the plain function and pass the object (a dataclass) or its fields")
     code = getattr(fn, "__code__", None)
     if code is None:
         raise UnsupportedError(f"cannot compile {fn!r}: it is not a Python function")
