@@ -126,3 +126,35 @@ def test_interpreter_agrees():
     check_interp(fancy_updates, x, np.array([0, 1, 0]), np.arange(3.0))
     a = arr(4, 3)
     check_interp(fancy_writes_2d, a, a[:, 0] > 0, np.array([0, 2]))
+
+
+# ---------------------------------------------------------------------- lists as indices
+
+
+def list_index_reads(a, i):
+    idx = [2, 0, 2]
+    return a[[0, 1]], a[idx], a[[i, 0]], a[0, 1] + a[(1, 2)], a[[0, 2], 1:]
+
+
+def list_index_writes(a):
+    a[[0, 2]] += 1.0
+    a[[1, 1]] = a[[2, 0], ::-1][:, :4] * 2.0
+    return a
+
+
+def built_list_index(a):
+    rows = []
+    for k in range(a.shape[0]):
+        if a[k, 0] > 3.0:
+            rows.append(k)
+    return a[rows]
+
+
+def test_list_literals_index_like_numpy():
+    """a[[0, 1]] is fancy indexing in NumPy; it was read as a[0, 1] (a scalar), silently."""
+    a = np.arange(12.0).reshape(3, 4)
+    check(list_index_reads, a, 2)
+    check(list_index_writes, a)
+    check(built_list_index, a)
+    g = zymase.grad(lambda x: (x[[0, 0, 2]] ** 2).sum())(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, [4.0, 0.0, 6.0])

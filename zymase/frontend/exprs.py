@@ -192,7 +192,8 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         if not node.elts:
             from .typing import EMPTY_LIST
             return EMPTY_LIST
-        return Tup(tuple(self.expr(e) for e in node.elts))
+        from .typing import TupList  # read like a tuple, but an index list where NumPy says so
+        return TupList(tuple(self.expr(e) for e in node.elts))
 
     # ------------------------------------------------------------------ attributes
     def expr_Attribute(self, node):

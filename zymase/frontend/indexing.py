@@ -14,7 +14,7 @@ import ast
 
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.types import I1, I64, ArrayType
-from .typing import Array, ListVal, PyObj, Scalar, Struct, Tup
+from .typing import Array, ListVal, PyObj, Scalar, Struct, Tup, TupList
 
 
 class IndexingMixin:
@@ -100,6 +100,12 @@ class IndexingMixin:
                                          for p in (e.lower, e.upper, e.step))))
                 continue
             v = self.expr(e)
+            if isinstance(v, TupList) and all(isinstance(x, Scalar) for x in v.items):
+                from .numpy import array_from_sequence  # a[[0, 2, 2]]: an index array
+                v = array_from_sequence(self, v, e)
+            elif isinstance(v, ListVal):
+                from .numpy import list_to_array  # a list built with append
+                v = list_to_array(self, v)
             if isinstance(v, Array):
                 items.append(("array", v))
             elif isinstance(v, Scalar):
