@@ -64,3 +64,19 @@ def test_hessian_through_array_conditions(fn):
     x = np.array([0.9, 0.8])
     np.testing.assert_allclose(zymase.hessian(fn)(x.copy()), second_differences(fn, x),
                                rtol=1e-5, atol=1e-6)
+
+
+def branch_chosen_array(x, c):
+    y = x * 2.0 if c > 0 else x.copy()  # REFUSED here
+    y[0] = y[0] * y[1]
+    return y.sum()
+
+
+def test_refusal_names_the_construct_in_user_terms():
+    with pytest.raises(zymase.DifferentiationError) as e:
+        zymase.grad(branch_chosen_array)(np.array([1.0, 2.0]), 1.0)
+    msg = str(e.value)
+    line = next(k + 1 for k, t in enumerate(open(__file__).read().splitlines())
+                if t.rstrip().endswith("# REFUSED here"))
+    assert f"test_while_conditions.py:{line}:" in msg and "an if/else" in msg, msg
+    assert "scf." not in msg

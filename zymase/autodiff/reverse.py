@@ -689,11 +689,13 @@ class ReverseTransform:
             r = self._as(r, a.type) if r.type != a.type else r
             scope.shadows[a] = r
             return r
-        what = op.name if op is not None else "a value carried by a loop or a branch"
+        what = _ORIGINS.get(op.name, f"`{op.name}`") if op is not None else \
+            "a value carried by a loop or chosen by a branch"
         raise DifferentiationError(
-            f"reverse mode cannot follow an active array that comes from `{what}` here (arrays "
-            "carried from one loop iteration to the next, or chosen by a branch, are not "
-            "supported in reverse mode yet)", op.loc if op is not None else self.func.loc)
+            f"reverse mode cannot follow an active array that comes from {what} here (arrays "
+            "carried from one loop iteration to the next and written in place, renewed by a "
+            "while loop, or chosen by a branch, are not supported in reverse mode yet)",
+            op.loc if op is not None else self.func.loc)
 
     def list_shadow(self, a: Value):
         """The one shadow of all the buffers of a Python list (``frontend/lists.py``): ``append``
@@ -819,6 +821,12 @@ class ReverseTransform:
 
 
 _ = Region
+
+
+# where an array came from, in the user's terms (for refusals)
+_ORIGINS = {"scf.if": "an if/else (or conditional expression)", "scf.for": "a for loop",
+            "scf.while": "a while loop (or a for loop with break)", "func.call": "a function call",
+            "arith.select": "a conditional expression", "array.const": "a global or closure array"}
 
 
 def _depends_on(x: Value, v: Value, body: Block) -> bool:
