@@ -183,3 +183,36 @@ def mutate_argument(a, k):
     for i in range(a.shape[0]):
         a[i] = a[i] * k + i
     return None
+
+
+@dataclasses.dataclass
+class TwoArrays:
+    a: np.ndarray
+    b: np.ndarray
+
+
+def _count_through(a, b, n):
+    """Writes a[0] and reads b[0] in a loop: b[0] may only be hoisted when a and b are known
+    apart."""
+    s = 0.0
+    for _ in range(n):
+        a[0] = a[0] + 1.0
+        s += b[0]
+    return s
+
+
+def count_through_tuple(pair, n):
+    a, b = pair
+    return _count_through(a, b, n)
+
+
+def count_through_list(arrs, b, n):
+    return _count_through(arrs[0], b, n)
+
+
+def count_through_dict(d, n):
+    return _count_through(d["a"], d["b"], n)
+
+
+def count_through_dataclass(p, n):
+    return _count_through(p.a, p.b, n)

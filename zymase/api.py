@@ -82,8 +82,8 @@ class JitFunction(functools.partial):
         except ZymaseError as e:
             raise _at_caller(e) from None
         noalias = True
-        if sum(type(a) is np.ndarray for a in args) > 1:
-            noalias = arrays_disjoint(args)
+        if any(type(a) not in _SCALAR_KEYS for a in args):
+            noalias = arrays_disjoint(args)  # (arrays inside containers count too)
         spec = self._specs.get((key, noalias))
         if spec is None:
             spec = self._compile(args, key, noalias)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -181,9 +182,30 @@ def env_dump():
     return dump
 
 
+def array_leaves(x, out: list | None = None) -> list:
+    """Every NumPy array an argument hands the compiled code: ``x`` itself, or the arrays inside
+    the tuples, lists, dicts, dataclasses and namedtuples it is made of (the code receives each
+    as an argument of its own)."""
+    out = [] if out is None else out
+    if isinstance(x, np.ndarray):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for item in x:
+            array_leaves(item, out)
+    elif isinstance(x, dict):
+        for item in x.values():
+            array_leaves(item, out)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            array_leaves(getattr(x, f.name), out)
+    return out
+
+
 def arrays_disjoint(args) -> bool:
-    """True when no two array arguments share memory (so the compiler may assume noalias)."""
-    arrs = [a for a in args if isinstance(a, np.ndarray)]
+    """True when no two arrays the code receives share memory (so the compiler may assume
+    noalias), counting the arrays inside tuples, lists, dicts and dataclasses: ``f((a, a))``
+    hands the code two views of one buffer."""
+    arrs = array_leaves(args)
     for i in range(len(arrs)):
         for j in range(i + 1, len(arrs)):
             if np.may_share_memory(arrs[i], arrs[j]):
