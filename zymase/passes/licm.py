@@ -195,7 +195,7 @@ def written_arguments(func: Func, module: Module | None) -> list[int]:
     there: writing through them would change bytes objects or fault on read-only mappings."""
     written = {root(v) for v in written_arrays(func, Effects(module))}
     args = [a for a in func.args if isinstance(a.type, ArrayType)]
-    if any(_root_kind(v, func) == "unknown" for v in written):
+    if any(root_kind(v, func) == "unknown" for v in written):
         written |= set(args)
     return [k for k, a in enumerate(func.args) if a in written]
 
@@ -233,7 +233,7 @@ def may_alias(a: Value, b: Value, func: Func) -> bool:
     ra, rb = root(a), root(b)
     if ra is rb:
         return True
-    ka, kb = _root_kind(ra, func), _root_kind(rb, func)
+    ka, kb = root_kind(ra, func), root_kind(rb, func)
     if "unknown" in (ka, kb):
         return True
     if ka == kb == "arg":
@@ -241,7 +241,8 @@ def may_alias(a: Value, b: Value, func: Func) -> bool:
     return False  # an allocation or a constant is distinct from every other buffer
 
 
-def _root_kind(v: Value, func: Func) -> str:
+def root_kind(v: Value, func: Func) -> str:
+    """'alloc', 'const', 'arg' or 'unknown': where the buffer ``v`` (a root) comes from."""
     if v.op is not None and v.op.name == "array.alloc":
         return "alloc"
     if v.op is not None and v.op.name == "array.const":

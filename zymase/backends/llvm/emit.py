@@ -11,6 +11,7 @@ Context layout (``ctx``): ``{i64 err_id, i64 err_a, i64 err_b, ptr arena, i64 le
 from __future__ import annotations
 
 from ...ir.core import Func, Op, Value
+from .alias import AliasScopes
 from .ops import OP_EMITTERS
 from .types import ltype
 
@@ -29,9 +30,15 @@ class ModuleEmitter:
         self.declares: set[str] = set()
         self.errors: list[tuple] = []  # error id - 1 -> (kind, msg, loc)
         self.funcs: list[str] = []
-        self.alias_md: list[str] = []
+        self.alias_md: list[str] = []  # "!N = ..." metadata nodes (alias.py)
         self._kernels: set[str] = set()
         self._n = 0
+
+    def metadata(self, node: str) -> int:
+        """Number a module-level metadata node (!0 and !1 are the branch weights)."""
+        k = len(self.alias_md) + 2
+        self.alias_md.append(f"!{k} = {node}")
+        return k
 
     def fresh_global(self, prefix: str) -> str:
         self._n += 1
@@ -91,6 +98,7 @@ class FunctionEmitter:
         self.ret_type = result_type(func)
         self.fm = "reassoc contract " if mod.fastmath else ""
         self.entry_allocas: list[str] = []
+        self.scopes = AliasScopes(mod, func)
 
     # ---- helpers used by the op emitters
     def fresh(self, prefix: str = "v") -> str:
@@ -117,8 +125,8 @@ class FunctionEmitter:
         return self.vals[v]
 
     def alias_md(self, op: Op, array: Value) -> str:
-        """Alias metadata for a load/store through ``array`` (none yet)."""
-        return ""
+        """Alias metadata for a load/store through ``array`` (see alias.py)."""
+        return self.scopes.of_array(array)
 
     def raise_if_not(self, ok: str, kind: str, msg: str, loc, a: str = "0", b: str = "0"):
         """Branch to a cold block that records error ``kind`` when ``ok`` (i1) is false."""

@@ -194,7 +194,7 @@ def _pop_ref(em, op):
 
     def slot(k):
         p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
-        return em.assign(f"load i64, ptr {p}")
+        return em.assign(f"load i64, ptr {p}{em.scopes.of_tape()}")
 
     cur = "poison"
     for k in (0, 1):
@@ -290,7 +290,7 @@ def _push_slots(em, op, t, slots) -> None:
     buf = em.assign(f"load ptr, ptr {t}")
     for k, s in enumerate(slots):
         p = em.assign(f"getelementptr i64, ptr {buf}, i64 {em.assign(f'add i64 {pos}, {k}')}")
-        em.emit(f"store i64 {s}, ptr {p}")
+        em.emit(f"store i64 {s}, ptr {p}{em.scopes.of_tape()}")
     em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
 
 
@@ -312,7 +312,7 @@ def _load_slots(em, t, pos, ty):
     for k in range(2 if ty.is_complex else 1):
         slot = em.assign(f"add i64 {pos}, {k}")
         slot_ptr = em.assign(f"getelementptr i64, ptr {buf}, i64 {slot}")
-        vals.append(em.assign(f"load i64, ptr {slot_ptr}"))
+        vals.append(em.assign(f"load i64, ptr {slot_ptr}{em.scopes.of_tape()}"))
     if not ty.is_complex:
         return _from_slot(em, vals[0], ty)
     parts = [_from_slot(em, s, ty.real_type) for s in vals]
@@ -367,7 +367,8 @@ def _push_array(em, op):
         v = em.assign(f"load {et}, ptr {src}")
         for k, sv in enumerate(_slot_values(em, v, at.dtype)):
             off = em.assign(f"add i64 {em.assign(f'mul i64 {i}, {per}')}, {k}")
-            em.emit(f"store i64 {sv}, ptr {em.assign(f'getelementptr i64, ptr {dst}, i64 {off}')}")
+            dp = em.assign(f"getelementptr i64, ptr {dst}, i64 {off}")
+            em.emit(f"store i64 {sv}, ptr {dp}{em.scopes.of_tape()}")
         nxt = em.assign(f"add i64 {i}, 1")
         em.emit(f"br label %{loop}")
         em.lines.insert(pos_line, f"  {i} = phi i64 [0, %{pre}], [{nxt}, %{body}]")
