@@ -90,3 +90,15 @@ def _bump(a, x):
 def writes_global_in_helper(x):
     _bump(TABLE, x)
     return TABLE[1]
+
+
+def float_of_bad_string(x):
+    return float("1.5e") + x  # ERR float-string
+
+
+def int_of_huge_float(x):
+    return int(x * 1e20)  # ERR int-overflow
+
+
+def zero_to_negative_power(x, y):
+    return x ** y  # ERR zero-power

@@ -216,3 +216,17 @@ def count_through_dict(d, n):
 
 def count_through_dataclass(p, n):
     return _count_through(p.a, p.b, n)
+
+
+def float_from_strings(xs):
+    best, worst = float("inf"), float("-Infinity")
+    for x in xs:
+        best = min(best, x)
+        worst = max(worst, x)
+    missing = float("nan")
+    return best, worst, missing != missing, float(" 2.5 ")
+
+
+def int_at_the_edges(x):
+    # -2**63 converts exactly; 0.0 ** -inf is inf (only finite negative powers of 0 raise)
+    return int(x), math.floor(x / 2.0), 0.0 ** float("-inf"), (-0.0) ** 0.0

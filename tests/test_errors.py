@@ -39,6 +39,7 @@ COMPILE_ERRORS = [
     (E.writes_global_array, (1.0,), "global", zymase.UnsupportedError, "captured from a global"),
     (E.writes_global_in_helper, (1.0,), "global-helper", zymase.UnsupportedError,
      "captured from a global"),
+    (E.float_of_bad_string, (1.0,), "float-string", ValueError, "'1.5e'"),
 ]
 
 
@@ -57,6 +58,9 @@ RUNTIME_ERRORS = [
     (E.python_zero_division, (1.0, 0.0), "zerodiv", ZeroDivisionError, "division by zero"),
     (E.calls_failing_helper, (np.ones(3),), "helper", IndexError, "a[10]"),
     (E.int_float_of_nan, (float("nan"),), "nan", ValueError, "NaN"),
+    (E.int_of_huge_float, (1e3,), "int-overflow", OverflowError, "64-bit"),
+    (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
+    (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
     (E.assert_fails, (-1.0,), "assert", AssertionError, "x must be positive"),
 ]
 

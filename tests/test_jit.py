@@ -42,6 +42,8 @@ CASES = [
     (P.reductions, (M,)),
     (P.matrix, (M, M.T.copy(), np.ones(3))),
     (P.math_functions, (1.3,)),
+    (P.float_from_strings, (np.array([0.5, -2.0, 3.0]),)),
+    (P.int_at_the_edges, (-2.0 ** 63,)),
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),

@@ -76,6 +76,10 @@ class ZymaseValueError(ZymaseError, ValueError):
     """A value is out of the domain of an operation (raised at run time by compiled code)."""
 
 
+class ZymaseOverflowError(ZymaseError, OverflowError):
+    """A float does not fit the 64-bit integer it is converted to (raised at run time)."""
+
+
 class ZymaseZeroDivisionError(ZymaseError, ZeroDivisionError):
     """Integer or float division/modulo by zero (raised at run time by compiled code)."""
 
@@ -97,6 +101,7 @@ RUNTIME_ERRORS = {
     "ValueError": ZymaseValueError,
     "ShapeError": ShapeError,
     "ZeroDivisionError": ZymaseZeroDivisionError,
+    "OverflowError": ZymaseOverflowError,
     "AssertionError": ZymaseAssertionError,
     "MemoryError": ZymaseMemoryError,
 }

@@ -12,7 +12,7 @@ import math
 import types
 
 from ..checkpointing import Checkpointed, checkpoint
-from ..errors import UnsupportedError, ZymaseTypeError
+from ..errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
 from ..ir.types import F64, I1, I64
 from .typing import Array, ListVal, PyObj, Scalar, Tup, result_type, stype
 
@@ -90,11 +90,19 @@ def as_float(lw, v, node, fname) -> Scalar:
 
 
 def finite_to_int(lw, x: Scalar, t=I64):
-    """``int(x)`` of a float: refuses NaN and infinities as Python does."""
-    ok = lw.b.op("math.isfinite", x.value)
-    lw.b.create("rt.assert", [ok], [], {"kind": "ValueError",
-                                        "msg": "cannot convert float NaN or infinity to integer"})
-    return lw.b.cast(x.value, t)
+    """``int(x)`` of a float: NaN raises ValueError and infinity OverflowError, as in Python;
+    so does a float past the integer's range (Python's ints grow, ours are 64-bit: a saturated
+    or wrapped value would be silently wrong)."""
+    v = x.value
+    lw.b.create("rt.assert", [lw.b.op("arith.cmpf", v, v, pred="eq")], [],
+                {"kind": "ValueError", "msg": "cannot convert float NaN to integer"})
+    limit = float(2 ** (t.bits - 1))  # exact in f32 and f64
+    fits = lw.b.op("arith.andi", lw.b.op("arith.cmpf", v, lw.b.const(-limit, v.type), pred="ge"),
+                   lw.b.op("arith.cmpf", v, lw.b.const(limit, v.type), pred="lt"))
+    lw.b.create("rt.assert", [fits], [], {
+        "kind": "OverflowError",
+        "msg": f"cannot convert a float this large to an integer (zymase's ints are {t.bits}-bit)"})
+    return lw.b.cast(v, t)
 
 
 def _math_unary(op):
@@ -221,6 +229,12 @@ def _int(lw, args, kwargs, node):
 @register(builtins.float)
 def _float(lw, args, kwargs, node):
     v = args[0] if args else Scalar(lw.b.f64(0.0), True)
+    if isinstance(v, PyObj) and isinstance(v.obj, str):  # float("inf"), float("-inf"), ...
+        try:
+            return Scalar(lw.b.f64(float(v.obj)), True)
+        except ValueError:
+            raise lw.err(ZymaseValueError, f"could not convert string to float: {v.obj!r}",
+                         node) from None
     if not isinstance(v, Scalar) or v.type.is_complex:
         raise lw.err(ZymaseTypeError, f"float() needs a real number, not {lw.describe(v)}", node)
     return Scalar(lw.b.cast(v.value, F64), True)

@@ -279,7 +279,19 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             for _ in range(int(k) - 1):
                 out = self.b.op("arith.mulf", out, x)
             return Scalar(out, st.weak)
-        return Scalar(self.b.op("math.pow", x, self.b.cast(b.value, t)), st.weak)
+        y = self.b.cast(b.value, t)
+        if st.weak and not t.is_complex and not (isinstance(k, (int, float)) and k >= 0):
+            self.check_zero_power(x, y)
+        return Scalar(self.b.op("math.pow", x, y), st.weak)
+
+    def check_zero_power(self, x, y):
+        """Python floats: ``0.0 ** y`` raises for a finite negative ``y`` (``** -inf`` is inf)."""
+        zero, minus_inf = self.b.const(0.0, x.type), self.b.const(float("-inf"), x.type)
+        bad = self.b.op("arith.andi", self.b.op("arith.cmpf", x, zero, pred="eq"),
+                        self.b.op("arith.andi", self.b.op("arith.cmpf", y, zero, pred="lt"),
+                                  self.b.op("arith.cmpf", y, minus_inf, pred="gt")))
+        self.b.create("rt.assert", [self.b.op("arith.not", bad)], [], {
+            "kind": "ZeroDivisionError", "msg": "0.0 cannot be raised to a negative power"})
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)

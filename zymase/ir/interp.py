@@ -66,6 +66,7 @@ EXCEPTIONS = {
     "ValueError": ValueError,
     "ShapeError": ShapeError,
     "ZeroDivisionError": ZeroDivisionError,
+    "OverflowError": OverflowError,
     "AssertionError": AssertionError,
     "MemoryError": MemoryError,
 }

@@ -6,8 +6,8 @@ from ..core import MAY_RAISE
 from ..types import I1
 from .base import SimpleOp, VerifyError
 
-EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "AssertionError",
-              "MemoryError")
+EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "OverflowError",
+              "AssertionError", "MemoryError")
 
 
 class ShapeError(ValueError):
