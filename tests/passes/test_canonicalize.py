@@ -213,6 +213,23 @@ func.func @f(%x: f64) -> (f64, f64, f64) {
         changed=False,
     ),
     Case(
+        # reverse mode's accumulations carry {nsz}: the sign of a zero derivative means nothing,
+        # so 0.0 + x -> x there too (bit-identical but for x = -0.0, left out of the runs)
+        "adjoint_accumulations_drop_zeros",
+        """
+func.func @f(%x: f64) -> (f64, f64, f64) {
+  %zero = arith.constant {value = 0.0} : f64
+  %a = arith.addf %zero, %x {nsz = true} : f64
+  %b = arith.addf %a, %zero {nsz = true} : f64
+  %c = arith.addf %x, %zero : f64
+  func.return %a, %b, %c
+}
+// CHECK: %[[C:[a-z0-9]+]] = arith.addf %[[X:[a-z0-9]+]], %{{[a-z0-9]+}} : f64
+// CHECK-NEXT: func.return %[[X]], %[[X]], %[[C]]
+""",
+        runs=[(1.5,), (0.0,), (float("inf"),), (float("nan"),)],
+    ),
+    Case(
         "int_identities",
         """
 func.func @f(%x: i64) -> (i64, i64, i64, i64, i64, i64, i64) {

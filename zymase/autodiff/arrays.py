@@ -29,7 +29,8 @@ def nest(b: Builder, shape: list[Value], body) -> None:
 def add_into(b: Builder, dst: Value, src: Value) -> None:
     """``dst += src`` (same shape)."""
     def body(idx):
-        s = b.op("arith.addf", b.op("array.load", dst, *idx), b.op("array.load", src, *idx))
+        s = b.op("arith.addf", b.op("array.load", dst, *idx), b.op("array.load", src, *idx),
+                 nsz=True)
         b.create("array.store", [s, dst, *idx], [])
     nest(b, dims(b, dst), body)
 
@@ -44,7 +45,7 @@ def outer_add(b: Builder, dst: Value, x: Value, y: Value) -> None:
     def body(idx):
         i, j = idx
         p = b.op("arith.mulf", b.op("array.load", x, i), b.op("array.load", y, j))
-        s = b.op("arith.addf", b.op("array.load", dst, i, j), p)
+        s = b.op("arith.addf", b.op("array.load", dst, i, j), p, nsz=True)
         b.create("array.store", [s, dst, i, j], [])
     nest(b, dims(b, dst), body)
 

@@ -814,7 +814,7 @@ class ReverseTransform:
         if c is None or not self.act.active(v):
             return
         cur = self.ct.get(v)
-        self.ct[v] = c if cur is None else self.b.op("arith.addf", cur, c)
+        self.ct[v] = c if cur is None else self.b.op("arith.addf", cur, c, nsz=True)
 
     def zero(self, t):
         return self.b.const(0, t)

@@ -84,7 +84,7 @@ def _load(rt, op) -> None:
     sh = rt.shadow(op.operands[0])
     idx = [rt.get(i) for i in op.operands[1:]]
     old = rt.b.op("array.load", sh, *idx)
-    rt.b.create("array.store", [rt.b.op("arith.addf", old, c), sh, *idx], [])
+    rt.b.create("array.store", [rt.b.op("arith.addf", old, c, nsz=True), sh, *idx], [])
 
 
 def _store(rt, op) -> None:

@@ -175,6 +175,10 @@ FLOAT_IDENTITIES = {
     "arith.addf": [(-0.0, _x)],  # x + (-0.0) -> x  (the IEEE additive identity)
     "math.pow": [(1.0, _x), (0.0, _one), (-0.0, _one)],  # pow(x, 1) -> x, pow(x, +-0) -> 1
 }
+# adjoint accumulations (``arith.addf {nsz}``, made by reverse mode) start from zero: the sign
+# of a zero derivative means nothing, so x + 0.0 -> x as well (a shadow zeroed by an overwrite
+# and read back by the next accumulation turns into `0.0 + x`, one add per element otherwise)
+ADJOINT_IDENTITIES = {"arith.addf": [(-0.0, _x), (0.0, _x)]}
 # `x op x` -> rewrite (any scalar kind the op accepts; floats only where exact for NaN)
 SAME_OPERAND = {
     "arith.subi": _zero,  # x - x -> 0
@@ -206,6 +210,8 @@ def _identity(op: Op) -> bool:
             return True
         return False
     table = FLOAT_IDENTITIES if t.kind == "f" else INT_IDENTITIES if t.kind in "ib" else {}
+    if op.attrs.get("nsz") and t.kind == "f":
+        table = ADJOINT_IDENTITIES
     rules = table.get(op.name, ())
     positions = (1, 0) if op.has_trait("commutative") else (1,)
     for pos in positions:

@@ -48,7 +48,8 @@ def _float_bin(em, op):
     if t.is_complex:
         return [em.assign(f"call {ltype(t)} @zy.c{_FLOAT_BIN[op.name]}.{t}({ltype(t)} {a}, "
                           f"{ltype(t)} {b})")]
-    return [em.assign(f"{_FLOAT_BIN[op.name]} {em.fm}{_fp(t)} {a}, {b}")]
+    nsz = "nsz " if op.attrs.get("nsz") else ""  # adjoint accumulations (canonicalize.py)
+    return [em.assign(f"{_FLOAT_BIN[op.name]} {em.fm}{nsz}{_fp(t)} {a}, {b}")]
 
 
 @emitter(*_INT_BIN)
