@@ -102,3 +102,11 @@ def int_of_huge_float(x):
 
 def zero_to_negative_power(x, y):
     return x ** y  # ERR zero-power
+
+
+def slice_assign_wrong_length(a, b):
+    a[0:4] = b  # ERR slice-shape
+
+
+def inplace_add_wrong_shape(a, b):
+    a += b  # ERR inplace-shape

@@ -61,6 +61,13 @@ RUNTIME_ERRORS = [
     (E.int_of_huge_float, (1e3,), "int-overflow", OverflowError, "64-bit"),
     (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
+    # a value that does not broadcast into the array written (this read past the value's end)
+    (E.slice_assign_wrong_length, (np.zeros(5), np.ones(2)), "slice-shape", ValueError,
+     "broadcast"),
+    (E.inplace_add_wrong_shape, (np.zeros(4), np.ones(2)), "inplace-shape", ValueError,
+     "broadcast"),
+    (E.inplace_add_wrong_shape, (np.zeros((2, 3)), np.ones((3, 2))), "inplace-shape", ValueError,
+     "broadcast"),
     (E.assert_fails, (-1.0,), "assert", AssertionError, "x must be positive"),
 ]
 

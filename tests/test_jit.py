@@ -255,3 +255,27 @@ def test_ndarray_subclasses_with_other_operators_are_refused(tmp_path):
     mm = np.memmap(tmp_path / "a.bin", dtype=np.float64, mode="w+", shape=(3,))
     mm[:] = [1.0, 2.0, 3.0]
     assert zymase.jit(_elementwise_sum)(mm, mm) == 14.0
+
+
+def complex64_functions(z):
+    return np.exp(z) + np.sqrt(z) + z ** 0.5 + np.log(z) * np.sin(z[0])
+
+
+def test_complex64_functions_keep_the_imaginary_part():
+    # float complex goes to libm as one <2 x float> register on x86-64: passed as two floats,
+    # the imaginary part was dropped (np.exp(1+2j) gave e+0j)
+    z = np.array([1 + 2j, -1 + 0.5j, 0.3 - 2j], np.complex64)
+    want = complex64_functions(z)
+    got = zymase.jit(complex64_functions)(z)
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+def test_broadcastable_in_place_writes_still_work():
+    def f(a, b, c):
+        a[1:3] = b  # (2,) <- (1,) broadcasts
+        a += c  # (5,) += ()
+        return a
+    want = f(np.zeros(5), np.ones(1), np.float64(2.0))
+    got = zymase.jit(f)(np.zeros(5), np.ones(1), np.float64(2.0))
+    np.testing.assert_array_equal(got, want)

@@ -14,7 +14,7 @@ import ast
 
 import numpy as np
 
-from ..errors import UnsupportedError, ZymaseTypeError
+from ..errors import ShapeError, UnsupportedError, ZymaseTypeError
 from ..ir.core import Block, Region
 from ..ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from .calls import CALLS, register
@@ -101,6 +101,23 @@ def _combine(lw, d1, d2):
     return b.op("arith.select", b.op("arith.cmpi", d1, one, pred="eq"), d2, d1)
 
 
+def check_broadcastable(lw, a: Array, dims, node) -> None:
+    """ShapeError at run time unless ``a`` broadcasts to exactly ``dims`` (the shape of an array
+    written in place: ``out[...] = a``, ``out += a``), as NumPy checks."""
+    if a.type.ndim > len(dims):
+        raise lw.err(ShapeError, f"cannot write an array of rank {a.type.ndim} into one of rank "
+                     f"{len(dims)}", node)
+    b, one = lw.b, lw.b.i64(1)
+    for d, want in zip(lw.dims(a), dims[len(dims) - a.type.ndim:]):
+        if d is want:
+            continue
+        ok = b.op("arith.ori", b.op("arith.cmpi", d, want, pred="eq"),
+                  b.op("arith.cmpi", d, one, pred="eq"))
+        b.create("rt.assert", [ok], [], {
+            "kind": "ShapeError",
+            "msg": "could not broadcast the input array into the shape of the array written"})
+
+
 def broadcast_to(lw, a: Array, dims) -> Array:
     """``a`` viewed with shape ``dims`` (size-1 dims repeat); ``a`` itself when shapes match."""
     if a.type.ndim == len(dims) and all(x is y for x, y in zip(lw.dims(a), dims)):
@@ -124,6 +141,9 @@ def map_elements(lw, operands, fn, dtype, node, out: Array | None = None) -> Arr
         out = alloc(lw, dtype, dims)
     else:
         operands = [_unshare(lw, o, out) for o in operands]
+        for o in operands:
+            if isinstance(o, Array):
+                check_broadcastable(lw, o, dims, node)
     bcast = [broadcast_to(lw, o, dims) if isinstance(o, Array) else o for o in operands]
 
     def body(idx, acc):

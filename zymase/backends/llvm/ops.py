@@ -8,6 +8,8 @@ a unit inner stride and vectorizes.
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm_binding
+
 from .types import SCALAR, array_struct, elem_type, literal, ltype
 
 OP_EMITTERS: dict = {}
@@ -254,12 +256,34 @@ def _complex_libm(em, op, t, args):
     if name is None:
         raise NotImplementedError(f"{op.name} on complex numbers")
     ft, lt = _fp(t.real_type), ltype(t)
+    if t.bits == 64 and _PACKED_COMPLEX_FLOAT:  # float complex is one <2 x float> register
+        return _complex_libm_f32(em, name + "f", lt, args)  # each way on x86-64 (SysV)
     name += "f" if t.bits == 64 else ""
     flat = []
     for a in args:
         flat += [f"{ft} {em.assign(f'extractvalue {lt} {a}, {k}')}" for k in (0, 1)]
     em.mod.declare(f"declare {lt} @{name}({', '.join([ft] * len(flat))}) #1")
     return em.assign(f"call {lt} @{name}({', '.join(flat)})")
+
+
+_PACKED_COMPLEX_FLOAT = llvm_binding.get_default_triple().startswith("x86_64")
+
+
+def _complex_libm_f32(em, name, lt, args):
+    packed = []
+    for a in args:
+        v = "poison"
+        for k in (0, 1):
+            part = em.assign(f"extractvalue {lt} {a}, {k}")
+            v = em.assign(f"insertelement <2 x float> {v}, float {part}, i32 {k}")
+        packed.append(f"<2 x float> {v}")
+    em.mod.declare(f"declare <2 x float> @{name}({', '.join(['<2 x float>'] * len(args))}) #1")
+    r = em.assign(f"call <2 x float> @{name}({', '.join(packed)})")
+    out = "poison"
+    for k in (0, 1):
+        part = em.assign(f"extractelement <2 x float> {r}, i32 {k}")
+        out = em.assign(f"insertvalue {lt} {out}, float {part}, {k}")
+    return out
 
 
 @emitter("math.isnan", "math.isinf", "math.isfinite")
