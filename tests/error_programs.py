@@ -110,3 +110,7 @@ def slice_assign_wrong_length(a, b):
 
 def inplace_add_wrong_shape(a, b):
     a += b  # ERR inplace-shape
+
+
+def negates_a_mask(a):
+    return -(a > 0)  # ERR bool-negative

@@ -230,3 +230,9 @@ def float_from_strings(xs):
 def int_at_the_edges(x):
     # -2**63 converts exactly; 0.0 ** -inf is inf (only finite negative powers of 0 raise)
     return int(x), math.floor(x / 2.0), 0.0 ** float("-inf"), (-0.0) ** 0.0
+
+
+def numpy_bool_arithmetic(a, b):
+    # NumPy booleans: + is or, * is and (Python's True + True stays 2)
+    pa, pb = a > 0, b > 0
+    return pa + pb, pa * pb, pa[0] + pb[0], pa[1] * pb[1], True + True, pa.sum()

@@ -40,6 +40,7 @@ COMPILE_ERRORS = [
     (E.writes_global_in_helper, (1.0,), "global-helper", zymase.UnsupportedError,
      "captured from a global"),
     (E.float_of_bad_string, (1.0,), "float-string", ValueError, "'1.5e'"),
+    (E.negates_a_mask, (np.ones(2),), "bool-negative", TypeError, "np.logical_not"),
 ]
 
 

@@ -44,6 +44,7 @@ CASES = [
     (P.math_functions, (1.3,)),
     (P.float_from_strings, (np.array([0.5, -2.0, 3.0]),)),
     (P.int_at_the_edges, (-2.0 ** 63,)),
+    (P.numpy_bool_arithmetic, (np.array([1.0, -1.0, 2.0]), np.array([1.0, 1.0, -2.0]))),
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),

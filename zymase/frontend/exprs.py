@@ -46,6 +46,8 @@ ARITH = {
     ast.BitXor: (None, "arith.xori"),
 }
 COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+# NumPy booleans (not Python's, which count as ints): `+` is or, `*` is and, `-` is refused
+NUMPY_BOOL_OPS = {ast.Add: "arith.ori", ast.Mult: "arith.andi", ast.Sub: None}
 SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
           ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -79,11 +81,16 @@ class NumpyDelegates:
         t = st.type
         if opk is ast.Div and not t.is_inexact:
             return F64
+        if t.is_bool and not st.weak and opk in NUMPY_BOOL_OPS:
+            return t
         if t.is_bool and opk not in (ast.BitAnd, ast.BitOr, ast.BitXor):
             return I64
         return t
 
     def expr_neg(self, x):
+        if x.type.is_bool and not x.weak:
+            raise ZymaseTypeError("the NumPy boolean negative, the `-` operator, is not "
+                                  "supported: use the `~` operator or np.logical_not", self.b.loc)
         t = I64 if x.type.is_bool else x.type
         return Scalar(self.b.op("arith.negf" if t.is_inexact else "arith.negi",
                                 self.b.cast(x.value, t)), x.weak)
@@ -250,6 +257,13 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             return Scalar(self.b.op(ARITH[opk][1], self.b.cast(a.value, st.type),
                                     self.b.cast(b.value, st.type)), st.weak)
         t = st.type
+        if t.is_bool and not st.weak and opk in NUMPY_BOOL_OPS:  # NumPy bools: + is or, * is and
+            op = NUMPY_BOOL_OPS[opk]
+            if op is None:
+                raise ZymaseTypeError("NumPy boolean subtract, the `-` operator, is not "
+                                      "supported: use the `^` operator or np.logical_xor",
+                                      self.b.loc)
+            return Scalar(self.b.op(op, self.b.cast(a.value, t), self.b.cast(b.value, t)), False)
         if t.is_bool or (opk is ast.Div and not t.is_inexact):
             t = I64 if opk is not ast.Div else F64
         if opk in (ast.FloorDiv, ast.Mod) and t.is_complex:
