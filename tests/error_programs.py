@@ -114,3 +114,23 @@ def inplace_add_wrong_shape(a, b):
 
 def negates_a_mask(a):
     return -(a > 0)  # ERR bool-negative
+
+
+def pow_with_modulus(a, b):
+    return pow(a, b, 7)  # ERR pow-mod
+
+
+def returns_a_list(n):
+    lst = []
+    for i in range(n):
+        lst.append(i * 0.5)
+    return lst  # ERR list-return
+
+
+def int_array_negative_power(a):
+    return a ** -1  # ERR int-neg-power
+
+
+def int_array_plus_float_in_place(a):
+    a += 1.5  # ERR same-kind
+    return a

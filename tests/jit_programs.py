@@ -236,3 +236,12 @@ def numpy_bool_arithmetic(a, b):
     # NumPy booleans: + is or, * is and (Python's True + True stays 2)
     pa, pb = a > 0, b > 0
     return pa + pb, pa * pb, pa[0] + pb[0], pa[1] * pb[1], True + True, pa.sum()
+
+
+def round_digits(x):
+    return round(x, 0), round(x, 1), round(x, 2), round(x, 7), round(x, 15), round(x, 17)
+
+
+def numpy_scalar_details(a):
+    # a NumPy scalar's dtype; NumPy's floor_divide by 0.0 is a / 0.0 (inf, -inf, nan)
+    return a[0].dtype == np.float64, a.sum().dtype == a.dtype, a // 0.0, round(a[1], 1)

@@ -41,6 +41,9 @@ COMPILE_ERRORS = [
      "captured from a global"),
     (E.float_of_bad_string, (1.0,), "float-string", ValueError, "'1.5e'"),
     (E.negates_a_mask, (np.ones(2),), "bool-negative", TypeError, "np.logical_not"),
+    (E.pow_with_modulus, (3, 5), "pow-mod", zymase.UnsupportedError, "modulus"),
+    (E.int_array_plus_float_in_place, (np.arange(3),), "same-kind", TypeError, "same_kind"),
+    (E.returns_a_list, (3,), "list-return", zymase.UnsupportedError, "np.array(lst)"),
 ]
 
 
@@ -62,6 +65,7 @@ RUNTIME_ERRORS = [
     (E.int_of_huge_float, (1e3,), "int-overflow", OverflowError, "64-bit"),
     (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
+    (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # a value that does not broadcast into the array written (this read past the value's end)
     (E.slice_assign_wrong_length, (np.zeros(5), np.ones(2)), "slice-shape", ValueError,
      "broadcast"),

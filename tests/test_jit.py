@@ -45,6 +45,7 @@ CASES = [
     (P.float_from_strings, (np.array([0.5, -2.0, 3.0]),)),
     (P.int_at_the_edges, (-2.0 ** 63,)),
     (P.numpy_bool_arithmetic, (np.array([1.0, -1.0, 2.0]), np.array([1.0, 1.0, -2.0]))),
+    (P.numpy_scalar_details, (np.array([1.5, 0.15, -2.0, 0.0]),)),
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),
@@ -69,6 +70,7 @@ def _same(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's, in the CPython run
 @pytest.mark.parametrize("fn,args", CASES, ids=[f"{c[0].__name__}-{k}" for k, c in
                                                   enumerate(CASES)])
 def test_matches_cpython(fn, args):
@@ -280,3 +282,17 @@ def test_broadcastable_in_place_writes_still_work():
     want = f(np.zeros(5), np.ones(1), np.float64(2.0))
     got = zymase.jit(f)(np.zeros(5), np.ones(1), np.float64(2.0))
     np.testing.assert_array_equal(got, want)
+
+
+ROUND_CASES = [0.15, 0.25, 0.35, 0.45, 2.675, -0.05, 0.5, 2.5, -2.5, 1e300, float("inf"),
+               float("nan"), -0.0, 1e-20, 6.6050699999999996, 4503599627370497.5 / 10,
+               # exact halves at 1 and 2 digits, and the floats either side of them
+               *(np.nextafter(h, d) for h in (0.125, 0.375, 1.25, 1.5e-3) for d in (-1, 1))]
+
+
+@pytest.mark.parametrize("x", ROUND_CASES)
+def test_round_with_ndigits_is_correctly_rounded(x):
+    # Python rounds the exact value of x (0.15 is 0.1499... -> 0.1); x * 10 ** n in floats
+    # lands on halves the exact product is not on
+    want, got = P.round_digits(float(x)), zymase.jit(P.round_digits)(float(x))
+    assert repr(got) == repr(want)

@@ -369,10 +369,13 @@ def test_float_mod_and_floordiv_random_operands():
         assert bits(run(div, "f", x, y)) == bits(x // y), (x, y)
 
 
-def test_float_mod_by_zero_is_nan():
-    """As in the LLVM backend: the frontend asserts before the op where Python would raise."""
+def test_float_mod_and_floordiv_by_zero_are_numpys():
+    """As in the LLVM backend: the frontend asserts before the op where Python would raise, and
+    what is left follows NumPy: x % 0.0 is NaN, x // 0.0 is x / 0.0 (inf, -inf or NaN)."""
     assert np.isnan(run(binary_module("arith.modf", F64), "f", 1.0, -0.0))
-    assert np.isnan(run(binary_module("arith.floordivf", F64), "f", 1.0, 0.0))
+    div = binary_module("arith.floordivf", F64)
+    assert run(div, "f", 1.0, 0.0) == np.inf and run(div, "f", -1.0, 0.0) == -np.inf
+    assert run(div, "f", 1.0, -0.0) == -np.inf and np.isnan(run(div, "f", 0.0, 0.0))
 
 
 def test_float32_mod_stays_float32():

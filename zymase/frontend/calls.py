@@ -263,9 +263,60 @@ def _round(lw, args, kwargs, node):
     nd = lw.constant_of(args[1])
     if not isinstance(nd, int):
         raise lw.err(UnsupportedError, "round(x, ndigits) needs a constant ndigits", node)
-    scale = lw.b.f64(10.0 ** nd)
-    y = lw.b.op("math.roundeven", lw.b.op("arith.mulf", x.value, scale))
-    return Scalar(lw.b.op("arith.divf", y, scale), True)
+    if not args[0].weak:  # NumPy scalars round as np.round does: (x * 10**n) rounded, / 10**n
+        t = args[0].type
+        scale = lw.b.const(10.0 ** nd, t)
+        y = lw.b.op("math.roundeven", lw.b.op("arith.mulf", lw.b.cast(args[0].value, t), scale))
+        return Scalar(lw.b.op("arith.divf", y, scale), False)
+    if not 0 <= nd <= 22:
+        raise lw.err(UnsupportedError, "round(x, ndigits) of a Python float is supported for "
+                     "0 <= ndigits <= 22 (where 10**ndigits is an exact float)", node)
+    return Scalar(_round_digits(lw, x.value, nd), True)
+
+
+def _round_digits(lw, x, nd: int):
+    """Python's correctly rounded ``round(x, nd)``: the exact x * 10**nd rounded half to even,
+    over 10**nd.  The float product p can land on a half that the exact product is not on
+    (0.15 * 10 == 1.5, though 0.15 is 0.1499...), or on an integer next to an exact half
+    (|p| >= 2**52): the product's exact error (Dekker's split, no FMA needed) settles both.
+    |p| >= 2**53 leaves x as it is (so do inf and nan)."""
+    b = lw.b
+    scale = b.f64(10.0 ** nd)
+    p = b.op("arith.mulf", x, scale)
+    r = b.op("math.roundeven", p)
+    lo, hi = b.op("math.floor", p), b.op("math.ceil", p)
+    tie = b.op("arith.cmpf", b.op("arith.subf", p, lo), b.f64(0.5), pred="eq")
+    err = _product_error(lw, x, scale, p)
+    zero = b.f64(0.0)
+    r = b.op("arith.select", b.op("arith.andi", tie, b.op("arith.cmpf", err, zero, pred="gt")),
+             hi, r)
+    r = b.op("arith.select", b.op("arith.andi", tie, b.op("arith.cmpf", err, zero, pred="lt")),
+             lo, r)
+    # 2**52 <= |p| < 2**53: p is an integer, and exactly halfway to its neighbour when the
+    # error is +-0.5: the even one of the two
+    half_off = b.op("arith.cmpf", b.op("math.absf", err), b.f64(0.5), pred="eq")
+    half = b.op("arith.mulf", p, b.f64(0.5))
+    even = b.op("arith.cmpf", half, b.op("math.floor", half), pred="eq")
+    away = b.op("arith.addf", p, b.op("math.copysign", b.f64(1.0), err))
+    r = b.op("arith.select", b.op("arith.andi", half_off, b.op("arith.not", even)), away, r)
+    small = b.op("arith.cmpf", b.op("math.absf", p), b.f64(2.0 ** 53), pred="lt")
+    return b.op("arith.select", small, b.op("arith.divf", r, scale), x)
+
+
+def _product_error(lw, x, y, p):
+    """x * y - p exactly, for p = fl(x * y) with no overflow (Dekker's TwoProduct)."""
+    b = lw.b
+
+    def split(v):
+        t = b.op("arith.mulf", b.f64(134217729.0), v)  # 2**27 + 1
+        hi = b.op("arith.subf", t, b.op("arith.subf", t, v))
+        return hi, b.op("arith.subf", v, hi)
+
+    (xh, xl), (yh, yl) = split(x), split(y)
+    e = b.op("arith.subf", b.op("arith.mulf", xh, yh), p)
+    e = b.op("arith.addf", e, b.op("arith.mulf", xh, yl))
+    e = b.op("arith.addf", e, b.op("arith.mulf", xl, yh))
+    return b.op("arith.addf", e, b.op("arith.mulf", xl, yl))
 
 
 @register(builtins.len)
@@ -288,6 +339,9 @@ def _len(lw, args, kwargs, node):
 @register(builtins.pow)
 def _pow(lw, args, kwargs, node):
     import ast
+    if len(args) != 2 or kwargs:
+        raise lw.err(UnsupportedError, "pow() takes two arguments in compiled code (pow(a, b, m) "
+                     "with a modulus is not supported)", node)
     return lw.binop(ast.Pow(), args[0], args[1], node)
 
 

@@ -224,6 +224,10 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                 return got
         if isinstance(base, Scalar) and name in ("real", "imag"):
             return self.scalar_part(base, name)
+        if isinstance(base, Scalar) and name == "dtype":
+            if base.weak:
+                raise self.err(UnsupportedError, "a Python number has no attribute `dtype`", node)
+            return PyObj(base.type.np_dtype)
         return PyObj(BoundMethod(base, name))
 
     def scalar_part(self, v: Scalar, name: str) -> Scalar:
@@ -283,7 +287,8 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
 
     def scalar_pow(self, a: Scalar, b: Scalar, st: SType) -> Scalar:
         k = self.constant_of(b)
-        if st.type.is_int and not (isinstance(k, int) and k < 0):
+        # Python ints: 2 ** -1 is 0.5; NumPy ints raise for any negative power (powi does)
+        if st.type.is_int and (not st.weak or not (isinstance(k, int) and k < 0)):
             return Scalar(self.b.op("arith.powi", *(self.b.cast(v.value, st.type) for v in (a, b))),
                           st.weak)
         t = st.type if st.type.is_inexact else F64
@@ -378,6 +383,11 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             return self.array_compare(COMPARE[type(op)], a, b, node)
         if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
             if isinstance(a, PyObj) and isinstance(b, PyObj):
+                for v in (a, b):
+                    if isinstance(v.obj, BoundMethod):
+                        raise self.err(UnsupportedError, f"`.{v.obj.name}` is a method or an "
+                                       "attribute zymase does not know: call it, or read "
+                                       "another attribute", node)
                 return self.const_bool(_py_compare(type(op), a.obj, b.obj))
             raise self.err(ZymaseTypeError, f"cannot compare {self.describe(a)} with "
                            f"{self.describe(b)}", node)

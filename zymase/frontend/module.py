@@ -7,13 +7,15 @@ function is lowered again with that type (at most a few times).
 
 from __future__ import annotations
 
+import ast
+
 from ..errors import UnsupportedError
 from ..ir.core import Func, Loc, Module, Value
 from ..ir.types import I64
 from . import numpy as _numpy  # noqa: F401  (registers the NumPy handlers)
 from . import scan
 from .source import get_source, python_function
-from .typing import Scalar, flatten, ir_types, type_key
+from .typing import EmptyList, ListVal, Scalar, Struct, Tup, flatten, ir_types, type_key
 
 MAX_RECURSION_RETYPE = 4
 
@@ -69,6 +71,11 @@ class ModuleLowerer:
             func.attrs["entry"] = True
         lw = FunctionLowerer(self, src, func, params, self.options)
         ret = lw.lower_body()
+        if entry and _holds_list(ret):
+            node = next((n for n in ast.walk(src.tree) if isinstance(n, ast.Return) and n.value),
+                        src.tree)
+            raise UnsupportedError("returning a list from compiled code is not supported: "
+                                   "return np.array(lst) (or a tuple)", src.loc(node))
         vals = flatten(ret) if ret is not None else []
         func.attrs["result_types"] = [v.type for v in vals]
         with lw.b.location(src.loc(src.tree)):
@@ -82,6 +89,16 @@ class ModuleLowerer:
             k += 1
         self.names.add(name)
         return name
+
+
+def _holds_list(v) -> bool:
+    if isinstance(v, (ListVal, EmptyList)):
+        return True
+    if isinstance(v, Tup):
+        return any(_holds_list(x) for x in v.items)
+    if isinstance(v, Struct):
+        return any(_holds_list(x) for x in v.fields.values())
+    return False
 
 
 def type_key_or_none(v):

@@ -206,6 +206,12 @@ def array_binop(lw, op, a, b, node):
 def inplace_binop(lw, op, target: Array, value, node):
     opk = type(op)
     if isinstance(value, (Array, Scalar)):
+        out = lw.scalar_binop_type(opk, result_type(_dtype_of(target), _dtype_of(value)))
+        want = target.type.dtype
+        if not np.can_cast(out.np_dtype, want.np_dtype, casting="same_kind"):
+            raise lw.err(ZymaseTypeError, f"cannot update an array of {want.np_dtype} in place "
+                         f"with a result of {out.np_dtype} (NumPy refuses to cast it back: "
+                         "casting rule 'same_kind')", node)
         map_elements(lw, [target, value], lambda x, y: lw.scalar_binop(opk, x, y), None, node,
                      out=target)
         return

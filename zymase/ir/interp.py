@@ -233,7 +233,11 @@ def float_mod(a: np.floating, b: np.floating) -> np.floating:
 
 
 def float_floordiv(a: np.floating, b: np.floating) -> np.floating:
-    """Python's ``a // b`` on floats (a zero divisor gives NaN, as in the LLVM backend)."""
+    """Python's ``a // b`` on floats; a zero divisor gives ``a / b`` (inf, -inf or NaN), as
+    NumPy's floor_divide does (Python's floats raise before they get here)."""
+    if b == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return a / b
     return float_divmod(a, b)[0]
 
 

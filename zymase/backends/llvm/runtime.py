@@ -178,7 +178,9 @@ define internal {t} @zy.pyfloordiv.{n}({t} %x, {t} %w) #2 {{
   %q = fdiv {t} %x, %w
   %z = call {t} @llvm.copysign.{s}({t} 0.0, {t} %q)
   %res = select i1 %dnz, {t} %f2, {t} %z
-  ret {t} %res
+  %w0 = fcmp oeq {t} %w, 0.0
+  %np = select i1 %w0, {t} %q, {t} %res
+  ret {t} %np
 }}
 """
 
