@@ -46,6 +46,8 @@ CASES = [
     (P.int_at_the_edges, (-2.0 ** 63,)),
     (P.numpy_bool_arithmetic, (np.array([1.0, -1.0, 2.0]), np.array([1.0, 1.0, -2.0]))),
     (P.numpy_scalar_details, (np.array([1.5, 0.15, -2.0, 0.0]),)),
+    (P.list_of_arrays_by_index, ([np.arange(3.0), np.arange(4.0) + 1, np.ones(2)], 1)),
+    (P.list_of_arrays_by_index, ((np.arange(3.0), np.ones(2)), -1)),
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),
@@ -296,3 +298,17 @@ def test_round_with_ndigits_is_correctly_rounded(x):
     # lands on halves the exact product is not on
     want, got = P.round_digits(float(x)), zymase.jit(P.round_digits)(float(x))
     assert repr(got) == repr(want)
+
+
+def test_list_of_arrays_by_index_gradient_and_range():
+    def loss(arrs):
+        s = 0.0
+        for i in range(len(arrs)):
+            s += (arrs[i] ** 2).sum() * (i + 1)
+        return s
+    arrs = [np.linspace(0.1, 1.0, 3), np.linspace(-1.0, 0.5, 4)]
+    g = zymase.grad(loss)(arrs)
+    for k, a in enumerate(arrs):
+        np.testing.assert_allclose(g[k], 2.0 * (k + 1) * a, rtol=1e-13)
+    with pytest.raises(IndexError):
+        zymase.jit(P.list_of_arrays_by_index)([np.ones(2), np.ones(2)], 2)

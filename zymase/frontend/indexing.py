@@ -78,7 +78,35 @@ class IndexingMixin:
             parts = [self.constant_of(self.expr(p)) if p is not None else None
                      for p in (node.slice.lower, node.slice.upper, node.slice.step)]
             return Tup(base.items[slice(*parts)])
-        raise self.err(UnsupportedError, "tuples can only be indexed by constants", node)
+        got = self.pick_item(base, key, node)
+        if got is not None:
+            return got
+        raise self.err(UnsupportedError, "a tuple or list of items of different types can only "
+                       "be indexed by constants", node)
+
+    def pick_item(self, base: Tup, key, node):
+        """``items[i]`` for a run-time ``i`` when every item has one type (a list of arrays of
+        one dtype and rank, say): a select chain after Python's index checks; else None."""
+        items = base.items
+        if not items or not isinstance(key, Scalar):
+            return None
+        first = items[0]
+        if isinstance(first, Array):
+            same = all(isinstance(x, Array) and x.type == first.type for x in items)
+        elif isinstance(first, Scalar):
+            same = all(isinstance(x, Scalar) and x.type == first.type and x.weak == first.weak
+                       for x in items)
+        else:
+            same = False
+        if not same:
+            return None
+        i = self.index_scalar(key, node)
+        j = self.norm_index(i, self.b.i64(len(items)), node)
+        value = first.value
+        for k, x in enumerate(items[1:], 1):
+            hit = self.b.op("arith.cmpi", j, self.b.i64(k), pred="eq")
+            value = self.b.op("arith.select", hit, x.value, value)
+        return Array(value) if isinstance(first, Array) else Scalar(value, first.weak)
 
     def dict_subscript(self, base: Struct, node):
         key = self.constant_of(self.expr(node.slice))
