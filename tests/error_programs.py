@@ -134,3 +134,8 @@ def int_array_negative_power(a):
 def int_array_plus_float_in_place(a):
     a += 1.5  # ERR same-kind
     return a
+
+
+def store_float_in_int_array(a, v):
+    a[0] = v  # ERR int-store
+    return a

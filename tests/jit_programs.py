@@ -254,3 +254,10 @@ def list_of_arrays_by_index(arrs, k):
         s += arrs[i].sum() * (i + 1)
     arrs[k][0] = s
     return s + arrs[-1][0]
+
+
+def store_floats_in_int_arrays(a, b, x):
+    a[0] = x  # truncates toward zero, as NumPy's setitem
+    b[1] = -x
+    a[1] += 0.5
+    return a, b

@@ -66,6 +66,11 @@ RUNTIME_ERRORS = [
     (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
+    # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
+    (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,
+     "NaN"),
+    (E.store_float_in_int_array, (np.zeros(2, np.int32), 3e9), "int-store", OverflowError,
+     "32-bit"),
     # a value that does not broadcast into the array written (this read past the value's end)
     (E.slice_assign_wrong_length, (np.zeros(5), np.ones(2)), "slice-shape", ValueError,
      "broadcast"),

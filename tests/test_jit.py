@@ -48,6 +48,7 @@ CASES = [
     (P.numpy_scalar_details, (np.array([1.5, 0.15, -2.0, 0.0]),)),
     (P.list_of_arrays_by_index, ([np.arange(3.0), np.arange(4.0) + 1, np.ones(2)], 1)),
     (P.list_of_arrays_by_index, ((np.arange(3.0), np.ones(2)), -1)),
+    (P.store_floats_in_int_arrays, (np.arange(3), np.arange(3, dtype=np.int32), 2.7)),
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),

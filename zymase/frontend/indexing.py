@@ -284,6 +284,9 @@ class IndexingMixin:
                            f"of {dtype.np_dtype.name}", node)
         if value.type.is_complex and not dtype.is_complex:
             raise self.err(ZymaseTypeError, "cannot store a complex value into a real array", node)
+        if value.type.is_inexact and dtype.is_int:  # as NumPy: NaN raises ValueError, inf and
+            from .calls import finite_to_int  # floats past the dtype's range OverflowError
+            return finite_to_int(self, value, dtype)
         return self.b.cast(value.value, dtype)
 
     def aug_subscript(self, target, op, value_node, node):
