@@ -139,3 +139,15 @@ def int_array_plus_float_in_place(a):
 def store_float_in_int_array(a, v):
     a[0] = v  # ERR int-store
     return a
+
+
+def round_to_negative_digits(x):
+    return round(x, -2)  # ERR round-digits
+
+
+def dtype_of_python_float(x):
+    return x.dtype  # ERR float-dtype
+
+
+def compares_a_method(a):
+    return a[0].shape_typo == 3  # ERR method-compare

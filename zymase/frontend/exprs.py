@@ -371,6 +371,10 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                                    lambda: self.const_bool(False), node)
 
     def compare(self, op, a, b, node):
+        for v in (a, b):
+            if isinstance(v, PyObj) and isinstance(v.obj, BoundMethod):
+                raise self.err(UnsupportedError, f"`.{v.obj.name}` is a method or an attribute "
+                               "zymase does not know: call it, or read another attribute", node)
         if isinstance(op, (ast.Is, ast.IsNot)):
             if not (isinstance(a, PyObj) and isinstance(b, PyObj)):
                 raise self.err(UnsupportedError, "`is` is only supported between compile-time "
@@ -383,11 +387,6 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             return self.array_compare(COMPARE[type(op)], a, b, node)
         if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
             if isinstance(a, PyObj) and isinstance(b, PyObj):
-                for v in (a, b):
-                    if isinstance(v.obj, BoundMethod):
-                        raise self.err(UnsupportedError, f"`.{v.obj.name}` is a method or an "
-                                       "attribute zymase does not know: call it, or read "
-                                       "another attribute", node)
                 return self.const_bool(_py_compare(type(op), a.obj, b.obj))
             raise self.err(ZymaseTypeError, f"cannot compare {self.describe(a)} with "
                            f"{self.describe(b)}", node)
