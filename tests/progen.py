@@ -8,7 +8,8 @@ choice 0, always the simplest option) and ``random.Random(seed).randrange`` can 
 
 Statements: assignments (plain, augmented, tuple, chained; swaps of scalars, of the arrays c and
 d, of array elements), stores into the arrays, their copies and views (named or inline, reversed,
-strided, n-dependent), if/elif/else (also binding a new name on both branches), ``for`` over
+strided, n-dependent), if/elif/else (also binding a new name on both branches, or in a loop
+on some trips only), ``for`` over
 ranges (constant, n-based, negative steps), arrays and ``enumerate``, ``while`` (counted, with a
 condition, ``while True``), break/continue/return at any depth, and calls of g and h.
 Expressions: + - * / // % **, unary -, abs, min/max, math functions, conditional expressions,
@@ -391,6 +392,7 @@ class Gen:
             "jump": 2 * (self.depth > 0), "bare_jump": self.depth > 0,
             "swap": 2 * (swappable or bool(self.writable())), "pair": 1, "chained": 1,
             "ifdef": nest, "call": "h" in self.helpers and bool(self.writable()),
+            "lastdef": nest and self.budget >= 4,
             "rebind": 2 * (self.loop_var is not None)
         })
         # fmt: on
@@ -438,6 +440,24 @@ class Gen:
 
         self.nested(f"if {self.cond()}", branch)
         self.nested("else", branch)
+        self.floats.append(name)
+
+    def _s_lastdef(self):
+        """A new name bound inside a loop, on its first trip and then only when a condition
+        holds, and used after it: the trips that skip it keep an earlier trip's value."""
+        name, var = self.fresh("q"), self.fresh("t")
+        trips = 1 + self.choose(min(4, self.budget))
+
+        def body():
+            def bind():
+                self.emit(f"{name} = {self.float_expr()}")
+
+            self.nested(f"if {var} == 0 or {self.cond(1)}", bind)
+            self.ints[var] = frozenset()
+            if self.choose(2):
+                self.loop_body(trips)
+
+        self.nested(f"for {var} in range({trips})", body)
         self.floats.append(name)
 
     def _s_jump(self):

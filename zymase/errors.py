@@ -92,6 +92,10 @@ class ZymaseMemoryError(ZymaseError, MemoryError):
     """A derivative cannot keep its tape under the ``memory_limit`` it was given."""
 
 
+class ZymaseUnboundLocalError(ZymaseError, UnboundLocalError):
+    """A local variable is read on a path that did not assign it (raised at run time)."""
+
+
 class DifferentiationError(ZymaseError):
     """The requested derivative cannot be computed (no rule, inactive output, integer input)."""
 
@@ -104,4 +108,5 @@ RUNTIME_ERRORS = {
     "OverflowError": ZymaseOverflowError,
     "AssertionError": ZymaseAssertionError,
     "MemoryError": ZymaseMemoryError,
+    "UnboundLocalError": ZymaseUnboundLocalError,
 }

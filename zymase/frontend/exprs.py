@@ -129,12 +129,37 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         if v is UNDEF:
             raise self.err(UnsupportedError, f"`{name}` may be used before it is assigned", node)
         if v is not None:
+            self.check_bound(name, node)
             return v
+        if name in self.local_names():
+            raise self.err(UnsupportedError, f"`{name}` is read here before any assignment to "
+                           "it (the function assigns it, so it is a local variable); zymase needs "
+                           "it assigned on the way to this read: give it a value earlier, e.g. "
+                           "before the loop", node)
         try:
             obj = self.src.lookup(name)
         except KeyError:
             raise self.err(UnsupportedError, f"name `{name}` is not defined", node) from None
         return self.pyvalue(obj, node)
+
+    def local_names(self) -> frozenset:
+        names = getattr(self, "_locals", None)
+        if names is None:
+            from .scan import local_names
+            names = self._locals = local_names(self.src.tree)
+        return names
+
+    def check_bound(self, name, node) -> None:
+        """Raise UnboundLocalError at run time where ``name`` is bound on some paths only and
+        this one did not bind it (Python's rule; zymase would otherwise read a placeholder)."""
+        flag = self.symtab.get("$def:" + name)
+        if flag is None or self.constant_of(flag) is True:
+            return
+        with self.b.location(self.src.loc(node)):
+            self.b.create("rt.assert", [flag.value], [], {
+                "kind": "UnboundLocalError",
+                "msg": f"cannot access local variable '{name}' where it is not associated "
+                       "with a value"})
 
     def pyvalue(self, obj, node) -> FVal:
         """A Python object known at compile time as an FVal (numbers become IR constants)."""

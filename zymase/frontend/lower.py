@@ -39,6 +39,9 @@ from .typing import (
 )
 
 FLAGS = ("$ret", "$brk", "$cont")
+# `$def:y`: an i1 that is true where `y` is bound, for a name bound on some paths only (a branch
+# that assigns it, a loop that may run no times); reading `y` checks it (UnboundLocalError).
+BOUND = "$def:"
 MAX_RETYPE = 8
 
 
@@ -131,6 +134,7 @@ class FunctionLowerer(ExprLowerer):
                 self.inplace_binop(s.op, cur, self.expr(s.value), s)
             else:
                 self.symtab[t.id] = self.binop(s.op, cur, self.expr(s.value), s)
+                self.mark_bound(t.id)
         elif isinstance(t, ast.Subscript):
             self.aug_subscript(t, s.op, s.value, s)
         else:
@@ -142,6 +146,7 @@ class FunctionLowerer(ExprLowerer):
             if isinstance(value, (Scalar, Array)) and not value.value.hint:
                 value.value.hint = target.id  # names in explain() and tape_report()
             self.symtab[target.id] = value
+            self.mark_bound(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, items):
@@ -151,6 +156,11 @@ class FunctionLowerer(ExprLowerer):
         else:
             raise UnsupportedError(f"cannot assign to a `{type(target).__name__}`",
                                    self.src.loc(target))
+
+    def mark_bound(self, name: str) -> None:
+        """``name`` was just assigned: its ``$def:`` flag (if it has one) is now true."""
+        if BOUND + name in self.symtab:
+            self.symtab[BOUND + name] = self.const_bool(True)
 
     def unpack(self, value, n, node):
         if isinstance(value, Tup):
@@ -233,6 +243,7 @@ class FunctionLowerer(ExprLowerer):
         """(names merged through the op's results, names both branches bound to one value
         from outside them)."""
         merged, same = [], {}
+        self._flag_partly_bound(envs, blocks)
         names = list(dict.fromkeys([*envs[0], *envs[1]]))
         yields = [[], []]
         for name in names:
@@ -252,6 +263,27 @@ class FunctionLowerer(ExprLowerer):
             with self.b.at(blocks[k]):
                 self.b.yield_(*yields[k])
         return merged, same
+
+    def _flag_partly_bound(self, envs, blocks) -> None:
+        """Give a name bound on one path only (or flagged on one) a ``$def:`` flag on both, so
+        that the merge carries whether it is bound (see BOUND)."""
+        names = {n for env in envs for n in env if not n.startswith("$")}
+        names |= {n[len(BOUND):] for env in envs for n in env if n.startswith(BOUND)}
+        for name in sorted(names):
+            key = BOUND + name
+            vals = [env.get(name, UNDEF) for env in envs]
+            if all(v is UNDEF for v in vals):
+                continue
+            if not any(v is UNDEF for v in vals) and not any(key in env for env in envs):
+                continue
+            for env, block, v in zip(envs, blocks, vals):
+                if v is UNDEF or key not in env:
+                    with self.b.at(block):
+                        env[key] = self.const_bool(v is not UNDEF)
+            if all(self.constant_of(env[key]) is True for env in envs):
+                bound = self.const_bool(True)  # before the op: merged as one value, no result
+                for env in envs:
+                    env[key] = bound
 
     def lower_if_value(self, cond: Scalar, then_fn, else_fn, node) -> FVal:
         """An ``scf.if`` producing a value (conditional expressions, ``and``/``or``)."""
@@ -377,10 +409,24 @@ class FunctionLowerer(ExprLowerer):
             post()
         self.in_loop, self.terminated = saved
 
+    def flag_loop_locals(self, names) -> list:
+        """``names`` (those a loop assigns) and the ``$def:`` flags it carries: a name first
+        bound in the loop is unbound after it when the body never runs (or never assigns it)."""
+        out = list(names)
+        for n in names:
+            if n.startswith("$"):
+                continue
+            key = BOUND + n
+            if self.symtab.get(n, UNDEF) is UNDEF and key not in self.symtab:
+                self.symtab[key] = self.const_bool(False)
+            if key in self.symtab and self.constant_of(self.symtab[key]) is not True:
+                out.append(key)  # (a flag already true stays the constant: nothing to carry)
+        return out
+
     def _carried(self, before, names):
         return {n: before[n] for n in names if before.get(n, UNDEF) is not UNDEF}
 
-    def _fixpoint(self, before, names, attempt):
+    def _fixpoint(self, before, names, attempt, node):
         """Run ``attempt(templates)`` until the carried names' types stop changing.
 
         ``attempt`` lowers the loop for the given templates and returns (end_env, finish, discard);
@@ -395,11 +441,22 @@ class FunctionLowerer(ExprLowerer):
                 discard()
                 templates = new
                 continue
-            extra = {}
+            extra, partial = {}, {}
             for n in names:
                 end = end_env.get(n, UNDEF)
                 if n not in templates and end is not UNDEF and not isinstance(end, EmptyList):
                     extra[n] = self.unify(UNDEF, end, n)
+                    flag = end_env.get(BOUND + n)
+                    if flag is not None and self.constant_of(flag) is not True and \
+                            scan.carried_value_read(self.src.tree, node, n):
+                        partial[n] = extra[n]
+            if partial:
+                # bound on some paths through the body only, and read where an earlier
+                # iteration's value shows: the other paths keep that value, so the body must see
+                # it (lower again, carrying it)
+                discard()
+                templates = {**templates, **partial}
+                continue
             return {**templates, **extra}, finish(templates, extra)
         raise ZymaseTypeError("the types of the names carried by this loop do not settle",
                               self.b.loc)
@@ -409,7 +466,7 @@ class FunctionLowerer(ExprLowerer):
 
     def lower_for_range(self, s, lb, ub, step, bind_target):
         """``for`` over a range (or anything indexed by one) without break/return: ``scf.for``."""
-        names = scan.assigned_names([s])
+        names = self.flag_loop_locals(scan.assigned_names([s]))
         before = dict(self.symtab)
 
         def attempt(templates):
@@ -431,7 +488,7 @@ class FunctionLowerer(ExprLowerer):
 
             return end, finish, lambda: _clear(body)
 
-        templates, body = self._fixpoint(before, names, attempt)
+        templates, body = self._fixpoint(before, names, attempt, s)
         self.symtab = before
         inits = [x for n, t in templates.items()
                  for x in flatten(self.convert(before.get(n, UNDEF), t, n))]
@@ -443,6 +500,7 @@ class FunctionLowerer(ExprLowerer):
 
     def lower_while(self, names, has_brk, cond_fn, body_fn, node):
         """``scf.while``: ``cond_fn`` runs in the before-region, ``body_fn`` in the after-region."""
+        names = self.flag_loop_locals(names)
         before = dict(self.symtab)
         if has_brk:
             before["$brk"] = self.const_bool(False)
@@ -480,7 +538,7 @@ class FunctionLowerer(ExprLowerer):
 
             return end, finish, lambda: (_clear(pre), _clear(post))
 
-        templates, (pre, post) = self._fixpoint(before, names, attempt)
+        templates, (pre, post) = self._fixpoint(before, names, attempt, node)
         self.symtab = before
         inits = [x for n, t in templates.items()
                  for x in flatten(self.convert(before.get(n, UNDEF), t, n))]

@@ -69,6 +69,7 @@ EXCEPTIONS = {
     "OverflowError": OverflowError,
     "AssertionError": AssertionError,
     "MemoryError": MemoryError,
+    "UnboundLocalError": UnboundLocalError,
 }
 
 

@@ -7,7 +7,8 @@ from ..types import I1
 from .base import SimpleOp, VerifyError
 
 EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "OverflowError",
-              "AssertionError", "MemoryError")
+              "AssertionError", "MemoryError",
+              "UnboundLocalError")
 
 
 class ShapeError(ValueError):
