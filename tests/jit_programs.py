@@ -261,3 +261,8 @@ def store_floats_in_int_arrays(a, b, x):
     b[1] = -x
     a[1] += 0.5
     return a, b
+
+
+def int_float_comparisons(i, f):
+    # a Python int and a Python float compare exactly in CPython (no rounding of the int)
+    return (i == f, i != f, i < f, i <= f, i > f, i >= f, f < i, f == i, f >= i)

@@ -52,6 +52,16 @@ CASES = [
     (P.python_division, (7, 3)),
     (P.python_division, (7.5, -2.0)),
     (P.mutate_argument, (np.arange(5.0), 2.0)),
+    (P.int_float_comparisons, (2**53 + 1, 2.0**53)),
+    (P.int_float_comparisons, (2**53 - 1, 2.0**53)),
+    (P.int_float_comparisons, (2**63 - 1, 2.0**63)),
+    (P.int_float_comparisons, (-(2**63), -(2.0**63))),
+    (P.int_float_comparisons, (-(2**53) - 1, -(2.0**53))),
+    (P.int_float_comparisons, (3, 3.0)),
+    (P.int_float_comparisons, (3, 3.5)),
+    (P.int_float_comparisons, (3, float("nan"))),
+    (P.int_float_comparisons, (10**18 + 1, 1e18)),
+    (P.int_float_comparisons, (-5, float("-inf"))),
 ]
 
 

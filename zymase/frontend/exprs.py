@@ -427,9 +427,33 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                      for p in ("complex.re", "complex.im")]
             comb = "arith.andi" if pred == "eq" else "arith.ori"
             return Scalar(self.b.op(comb, *parts), True)
+        if a.weak and b.weak and t == F64 and I64 in (a.type, b.type) and a.type != b.type:
+            return self.int_float_compare(pred, a, b)
         name = "arith.cmpf" if t.is_inexact else "arith.cmpi"
         return Scalar(self.b.op(name, self.b.cast(a.value, t), self.b.cast(b.value, t), pred=pred),
                       True)
+
+    def int_float_compare(self, pred, a: Scalar, b: Scalar) -> Scalar:
+        """A Python int against a Python float, exactly, as CPython compares them
+        (``2**53 + 1 == 2.0**53`` is False; NumPy scalars convert the int to float64 instead).
+
+        Where the int converted to float differs from the float, that comparison is already
+        right (rounding is monotonic); where they are equal the float is a whole number, and
+        the ints are compared (a float of 2**63 exceeds every int64)."""
+        b_ = self.b
+        swap = a.type != I64
+        i, f = (b.value, a.value) if swap else (a.value, b.value)
+        if swap:
+            pred = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(pred, pred)
+        fi = b_.cast(i, F64)
+        rounded = b_.op("arith.cmpf", fi, f, pred=pred)
+        same = b_.op("arith.cmpf", fi, f, pred="eq")
+        big = b_.op("arith.cmpf", f, b_.const(2.0 ** 63, F64), pred="ge")
+        whole = b_.cast(b_.op("arith.select", big, b_.const(0.0, F64), f), I64)
+        ints = b_.op("arith.cmpi", i, whole, pred=pred)
+        below = b_.i1(pred in ("lt", "le", "ne"))  # i < f when f is 2**63
+        exact = b_.op("arith.select", big, below, ints)
+        return Scalar(b_.op("arith.select", same, exact, rounded), True)
 
     def expr_BoolOp(self, node):
         is_and = isinstance(node.op, ast.And)
