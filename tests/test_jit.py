@@ -2,6 +2,7 @@
 and by the compiled code on copies of the same inputs; results (and mutated arguments) agree."""
 
 import copy
+import math
 
 import jit_programs as P
 import numpy as np
@@ -323,3 +324,22 @@ def test_list_of_arrays_by_index_gradient_and_range():
         np.testing.assert_allclose(g[k], 2.0 * (k + 1) * a, rtol=1e-13)
     with pytest.raises(IndexError):
         zymase.jit(P.list_of_arrays_by_index)([np.ones(2), np.ones(2)], 2)
+
+
+def test_float32_sums_do_not_stall():
+    """A float32 accumulator stops growing at 2**24 (adding 1.0 rounds back): sums and means of
+    float32 arrays accumulate in float64, closer to the exact sum than NumPy's pairwise one."""
+    def total(a):
+        return a.sum(), np.mean(a), a.reshape(2, -1).sum(axis=1)
+
+    a = np.ones(2**24 + 2**20, np.float32)
+    s, m, rows = zymase.jit(total)(a)
+    assert s == np.float32(2**24 + 2**20) == a.sum() and s.dtype == np.float32
+    assert m == 1.0 and m.dtype == np.float32
+    np.testing.assert_array_equal(rows, [2**23 + 2**19] * 2)
+    r = np.random.default_rng(1).standard_normal(100_001).astype(np.float32)
+    exact = math.fsum(r.astype(np.float64))
+    got = zymase.jit(total)(np.concatenate([r, r[:1]]))[0]
+    # the float64 accumulation errs far below a float32 ulp: it rounds as the exact sum does
+    assert got == np.float32(math.fsum([exact, float(r[0])]))
+    assert abs(float(got) - float(np.concatenate([r, r[:1]]).sum())) <= 4 * abs(np.spacing(got))

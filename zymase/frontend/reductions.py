@@ -5,11 +5,12 @@ point at the first NaN; max/min of an empty array raise ValueError)."""
 from __future__ import annotations
 
 from ..errors import UnsupportedError
-from ..ir.types import F64, I1, I64
+from ..ir.types import C64, C128, F32, F64, I1, I64
 from .numpy import alloc, load, nest, store
 from .typing import Array, Scalar
 
 IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+WIDER = {F32: F64, C64: C128}  # accumulator types of float32/complex64 sums
 
 
 def result_dtype(kind, t):
@@ -55,19 +56,22 @@ def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
     t = a.type.dtype
     rt = result_dtype(kind, t)
     if kind in IDENTITY or kind == "mean":
-        init = b.const(IDENTITY.get(kind, 0), rt)
+        # float32 sums accumulate in float64: one float32 accumulator stops growing at 2**24
+        # ones (NumPy sums float32 pairwise, which keeps the error small; this keeps it smaller)
+        at = WIDER.get(rt, rt) if kind in ("sum", "mean") else rt
+        init = b.const(IDENTITY.get(kind, 0), at)
 
         def body(idx, acc):
-            x = b.cast(load(lw, a, to_index(idx)), rt)
+            x = b.cast(load(lw, a, to_index(idx)), at)
             return [_combine(lw, kind, acc[0], x)]
 
         total = nest(lw, loop_dims, body, [init])[0]
         if kind != "mean":
-            return total
+            return b.cast(total, rt)
         count = b.i64(1)
         for d in loop_dims:
             count = b.op("arith.muli", count, d)
-        return b.op("arith.divf", total, b.cast(count, rt))
+        return b.cast(b.op("arith.divf", total, b.cast(count, at)), rt)
     return _extremum(lw, kind, a, loop_dims, to_index)
 
 
