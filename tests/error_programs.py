@@ -1,6 +1,8 @@
 """Programs zymase must refuse, or that fail at run time: test_errors.py checks each message
 names this file, the right line, and no zymase-internal path.  ``# ERR`` marks the line."""
 
+import math
+
 import numpy as np
 
 
@@ -151,3 +153,11 @@ def dtype_of_python_float(x):
 
 def compares_a_method(a):
     return a[0].shape_typo == 3  # ERR method-compare
+
+
+def returns_a_method(a):
+    return a.shape_typo  # ERR method-return
+
+
+def log_base_one(x, base):
+    return math.log(x, base)  # ERR log-base

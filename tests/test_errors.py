@@ -48,6 +48,7 @@ COMPILE_ERRORS = [
     (E.pow_with_modulus, (3, 5), "pow-mod", zymase.UnsupportedError, "modulus"),
     (E.int_array_plus_float_in_place, (np.arange(3),), "same-kind", TypeError, "same_kind"),
     (E.returns_a_list, (3,), "list-return", zymase.UnsupportedError, "np.array(lst)"),
+    (E.returns_a_method, (np.ones(2),), "method-return", zymase.UnsupportedError, "shape_typo"),
 ]
 
 
@@ -69,6 +70,7 @@ RUNTIME_ERRORS = [
     (E.int_of_huge_float, (1e3,), "int-overflow", OverflowError, "64-bit"),
     (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
+    (E.log_base_one, (100.0, 1.0), "log-base", ZeroDivisionError, "base 1"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
     (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,

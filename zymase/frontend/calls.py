@@ -162,7 +162,12 @@ def _log(lw, args, kwargs, node):
     out = lw.b.op("math.log", x.value)
     if len(args) == 2:
         base = as_float(lw, args[1], node, "math.log")
-        out = lw.b.op("arith.divf", out, lw.b.op("math.log", base.value))
+        den = lw.b.op("math.log", base.value)
+        # CPython divides the logarithms and raises for base 1 (log(base) == 0)
+        ok = lw.b.op("arith.cmpf", den, lw.b.f64(0.0), pred="ne")
+        lw.b.create("rt.assert", [ok], [], {"kind": "ZeroDivisionError",
+                                            "msg": "float division by zero (math.log with base 1)"})
+        out = lw.b.op("arith.divf", out, den)
     return Scalar(out, True)
 
 

@@ -14,8 +14,9 @@ from ..ir.core import Func, Loc, Module, Value
 from ..ir.types import I64
 from . import numpy as _numpy  # noqa: F401  (registers the NumPy handlers)
 from . import scan
+from .exprs import BoundMethod
 from .source import get_source, python_function
-from .typing import EmptyList, ListVal, Scalar, Struct, Tup, flatten, ir_types, type_key
+from .typing import EmptyList, ListVal, PyObj, Scalar, Struct, Tup, flatten, ir_types, type_key
 
 MAX_RECURSION_RETYPE = 4
 
@@ -71,11 +72,14 @@ class ModuleLowerer:
             func.attrs["entry"] = True
         lw = FunctionLowerer(self, src, func, params, self.options)
         ret = lw.lower_body()
-        if entry and _holds_list(ret):
-            node = next((n for n in ast.walk(src.tree) if isinstance(n, ast.Return) and n.value),
-                        src.tree)
+        if entry and _holds(ret, (ListVal, EmptyList)) is not None:
             raise UnsupportedError("returning a list from compiled code is not supported: "
-                                   "return np.array(lst) (or a tuple)", src.loc(node))
+                                   "return np.array(lst) (or a tuple)", _return_loc(src))
+        method = _holds(ret, BoundMethod) if entry else None
+        if method is not None:
+            raise UnsupportedError(f"`.{method.name}` is a method or an attribute zymase does not "
+                                   "know: call it, or return another attribute",
+                                   _return_loc(src))
         vals = flatten(ret) if ret is not None else []
         func.attrs["result_types"] = [v.type for v in vals]
         with lw.b.location(src.loc(src.tree)):
@@ -91,14 +95,21 @@ class ModuleLowerer:
         return name
 
 
-def _holds_list(v) -> bool:
-    if isinstance(v, (ListVal, EmptyList)):
-        return True
-    if isinstance(v, Tup):
-        return any(_holds_list(x) for x in v.items)
-    if isinstance(v, Struct):
-        return any(_holds_list(x) for x in v.fields.values())
-    return False
+def _holds(v, kinds):
+    """The first part of returned value ``v`` of one of ``kinds`` (lists; PyObj contents such as
+    BoundMethod), or None."""
+    if isinstance(v, PyObj) and isinstance(v.obj, kinds):
+        return v.obj
+    if isinstance(v, kinds):
+        return v
+    parts = v.items if isinstance(v, Tup) else v.fields.values() if isinstance(v, Struct) else ()
+    return next((h for h in (_holds(x, kinds) for x in parts) if h is not None), None)
+
+
+def _return_loc(src):
+    node = next((n for n in ast.walk(src.tree) if isinstance(n, ast.Return) and n.value),
+                src.tree)
+    return src.loc(node)
 
 
 def type_key_or_none(v):
