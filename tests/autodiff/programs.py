@@ -635,3 +635,14 @@ def list_in_loop(x, n):
     for i in range(n):
         out.append(x * i)
     return np.array(out).sum()
+
+
+def writes_through_reshape(a, s):
+    b = a.copy()
+    m = b.reshape(2, -1)  # a view of b
+    m[0, :] *= s  # scales b[:3] in place
+    for i in range(m.shape[1]):
+        m[1, i] += m[0, i] * m[1, i]
+    r = b.ravel()
+    r[0] = r[0] * r[-1]
+    return (b * b).sum() + m[1, 2]

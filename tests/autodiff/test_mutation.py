@@ -53,6 +53,7 @@ CASES = [
     *row("recursion", P.recursion, 0.8, 5),
     *row("mutates_copy_of_input", P.mutates_copy_of_input, U0),
     *row("mutates_input", P.mutates_input, U0),
+    *row("writes_through_reshape", P.writes_through_reshape, U0, 1.3),
 ]
 
 

@@ -278,17 +278,50 @@ def test_joins_and_reshapes():
     check(reshapes, np.arange(12).reshape(3, 4))
 
 
-def reshape_is_a_copy(a):
+def reshape_writes_through(a):
     b = a.reshape(-1)
     b[0] = 99.0
-    return a, b
+    c = np.reshape(a, (a.size // 2, 2))
+    c[-1, :] += 1.0
+    np.ravel(a)[1] = -5.0
+    d = a.reshape(2, -1).T  # a view of a view
+    d[0, 1] = 7.0
+    a.ravel()[2:4] *= 10.0
+    e = a.flatten()  # always a copy
+    e[0] = -1.0
+    return a, b, e
 
 
-def test_reshape_copies():
-    """Documented difference: reshape/ravel copy (NumPy would return a view here)."""
-    a = np.zeros((2, 2))
-    got_a, got_b = zymase.jit(reshape_is_a_copy)(a)
-    assert got_a[0, 0] == 0.0 and got_b[0] == 99.0
+def test_reshape_of_contiguous_arrays_is_a_view():
+    """As in NumPy: writing through reshape/ravel of a C-contiguous array changes the original
+    (zymase used to copy here)."""
+    for a in (np.zeros((2, 2)), np.arange(6.0), np.arange(12.0).reshape(2, 3, 2)):
+        want = reshape_writes_through(a.copy())
+        got = zymase.jit(reshape_writes_through)(a.copy())
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def strided_reshape_written(a):
+    b = a[::2].reshape(2, -1)
+    b[0, 0] = 9.0
+    return a
+
+
+def strided_reshape_read(a):
+    b = a[::2].reshape(2, -1)
+    return b.sum() + b[1, 0]
+
+
+def test_reshape_of_strided_arrays_copies_and_refuses_writes():
+    """A slice's reshape is a copy here (NumPy may view it): reading agrees, writing into it is
+    refused at the write, which names the line."""
+    a = np.arange(8.0)
+    assert zymase.jit(strided_reshape_read)(a) == strided_reshape_read(a)
+    with pytest.raises(zymase.UnsupportedError, match="may not be contiguous") as info:
+        zymase.jit(strided_reshape_written)(a)
+    line = strided_reshape_written.__code__.co_firstlineno + 2
+    assert f"test_numpy.py:{line}:" in str(info.value)
 
 
 # ---------------------------------------------------------------------- ranges

@@ -20,10 +20,12 @@ from .rules import ZERO
 NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.data_ptr",
               "array.alloc",
               "array.const", "array.subview", "array.broadcast", "array.transpose",
-              "array.relayout", "tape.new", "tape.mark", "tape.read", "scf.yield",
+              "array.reshape", "array.relayout", "tape.new", "tape.mark", "tape.read", "scf.yield",
               "scf.condition", "func.return"}
 
-VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
+# ops whose result shares its first operand's buffer (the shadow of one is the same op applied
+# to the operand's shadow)
+VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.reshape", "array.relayout")
 
 
 def is_float(v: Value) -> bool:
@@ -81,20 +83,7 @@ class Activity:
 
     # ------------------------------------------------------------------ roots
     def _find_roots(self):
-        for a in self.func.args:
-            if isinstance(a.type, ArrayType):
-                self.roots[a] = {a}
-        changed = True
-        while changed:
-            changed = False
-            for op in self.func.walk():
-                for dst, srcs in _array_flows(op):
-                    new = set().union(*(self.roots.get(s, set()) for s in srcs)) if srcs \
-                        else {dst}
-                    cur = self.roots.setdefault(dst, set())
-                    if not new <= cur:
-                        cur |= new
-                        changed = True
+        self.roots.update(array_roots(self.func))
 
     # ------------------------------------------------------------------ varied
     def _propagate_varied(self):
@@ -183,6 +172,26 @@ class Activity:
             if dst in self.useful:
                 changed |= self._mark_useful(src)
         return changed
+
+
+def array_roots(func: Func) -> dict:
+    """Array value -> the buffers it may be (arguments, allocations, constants), following
+    views, selects, calls and the values that branches and loops carry."""
+    roots: dict = {}
+    for a in func.args:
+        if isinstance(a.type, ArrayType):
+            roots[a] = {a}
+    changed = True
+    while changed:
+        changed = False
+        for op in func.walk():
+            for dst, srcs in _array_flows(op):
+                new = set().union(*(roots.get(s, set()) for s in srcs)) if srcs else {dst}
+                cur = roots.setdefault(dst, set())
+                if not new <= cur:
+                    cur |= new
+                    changed = True
+    return roots
 
 
 def _region_flows(op: Op):

@@ -20,12 +20,11 @@ from ..ir.builder import Builder
 from ..ir.core import Block, Func, Module, Op, Region, Value
 from ..ir.types import ArrayType
 from ..passes.rewrite import clone_op
-from .activity import Activity, is_float, is_float_array
+from .activity import VIEWS, Activity, is_float, is_float_array
 from .rules import LINEAR, PARTIALS, ZERO, RuleBuilder
 
 STRUCTURAL = ("scf.for", "scf.if", "scf.while", "func.call", "func.return", "array.load",
               "array.store", "array.alloc", "linalg.matmul")
-VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
 
 
 def jvp_function(module: Module, func: Func, active_args, width: int = 1,

@@ -28,12 +28,9 @@ from ..ir.core import PURE, Block, Func, Module, Region, Value
 from ..ir.types import I64, TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
-from .activity import Activity, is_float, is_float_array
+from .activity import VIEWS, Activity, is_float, is_float_array
 from .memory import Memory
 from .rules import RuleBuilder
-
-VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.relayout")
-
 
 # cache optimizations that ``disable`` can switch off (ablations), see cache.py / memory.py
 OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried", "mincut")

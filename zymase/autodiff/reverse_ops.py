@@ -15,7 +15,8 @@ from .reverse import VIEWS, Scope, renewed_array
 from .rules import LINEAR, PARTIALS, ZERO
 
 NO_ADJOINT = {"array.alloc", "array.const", "array.dim", "array.stride", "array.index",
-              "array.subview", "array.broadcast", "array.transpose", "array.relayout",
+              "array.subview", "array.broadcast", "array.transpose", "array.reshape",
+              "array.relayout",
               "array.free", "rt.assert"}
 
 

@@ -31,6 +31,8 @@ class ModuleLowerer:
 
     def lower_entry(self, fn, params) -> Func:
         name, _ = self.specialize(fn, params, None, entry=True)
+        from .numpy_shape import check_reshape_copies
+        check_reshape_copies(self.module)
         return self.module[name]
 
     def specialize(self, fn, params, loc: Loc | None, entry: bool = False):

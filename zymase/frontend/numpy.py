@@ -15,7 +15,7 @@ import ast
 import numpy as np
 
 from ..errors import ShapeError, UnsupportedError, ZymaseTypeError
-from ..ir.core import Block, Region
+from ..ir.core import VIEW, Block, Region
 from ..ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from .calls import CALLS, register
 from .typing import (
@@ -157,8 +157,7 @@ def map_elements(lw, operands, fn, dtype, node, out: Array | None = None) -> Arr
 
 def root(v):
     """The buffer an array value views (follows views), or the value itself."""
-    while v.op is not None and v.op.name in ("array.subview", "array.broadcast",
-                                             "array.transpose", "array.relayout"):
+    while v.op is not None and v.op.has_trait(VIEW):
         v = v.op.operands[0]
     return v
 

@@ -1,8 +1,11 @@
-"""Shapes: ``ravel``/``flatten``/``reshape`` (copies), ``transpose`` (a view),
+"""Shapes: ``reshape``/``ravel`` (views), ``flatten`` (a copy), ``transpose`` (a view),
 ``concatenate``/``hstack``/``vstack``/``stack``, ``roll``, ``diff``, ``cumsum``/``cumprod``.
 
-``reshape`` and ``ravel`` always copy into a new C-contiguous array (NumPy returns a view when it
-can: writing through the result does not change the original here).
+``reshape`` and ``ravel`` of a C-contiguous array are views (``array.reshape``), as in NumPy:
+writing through the result changes the original.  Of an array that may not be contiguous (a
+slice, a transpose) they copy, where NumPy views when the strides allow it; writing into such a
+copy (where NumPy might have written into the original) is refused at compile time
+(``check_reshape_copies``), so the difference never shows.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError, UnsupportedError, ZymaseTypeError
-from ..ir.types import I64
+from ..ir.types import I64, ArrayType
 from .numpy import alloc, array_from_sequence, dtype_arg, load, nest, shape_arg, store
 from .numpy_extra import (
     METHODS,
@@ -61,7 +64,83 @@ def _advance(lw, idx, dims):
 
 
 def ravel(lw, a: Array) -> Array:
-    return reshape_copy(lw, a, [size_of(lw, lw.dims(a))])
+    return reshaped(lw, a, [size_of(lw, lw.dims(a))])
+
+
+def reshaped(lw, a: Array, dims) -> Array:
+    """``a`` with shape ``dims`` (same size): a view of a C-contiguous array, else a copy
+    marked so that writes into it are refused (see the module docstring)."""
+    if a.type.layout == "C":
+        t = ArrayType(a.type.dtype, len(dims), "C")
+        return Array(lw.b.create("array.reshape", [a.value, *dims], [t]).result)
+    block, n = lw.b.block, len(lw.b.block.ops)
+    out = reshape_copy(lw, a, dims)
+    out.value.op.attrs["reshape_copy"] = True
+    for op in block.ops[n:]:
+        for inner in op.walk():
+            if inner.name == "array.store" and inner.operands[1] is out.value:
+                inner.attrs["reshape_fill"] = True  # the copy itself: not a write to refuse
+    return out
+
+
+def check_reshape_copies(module) -> None:
+    """Refuse writes into the copy that ``reshape``/``ravel`` made of a possibly non-contiguous
+    array (NumPy may have returned a view there, and the write would change the original)."""
+    from ..autodiff.activity import array_roots
+    from ..autodiff.memory import WRITTEN
+    written = _written_params(module)
+    for func in module:
+        copies = [op for op in func.walk() if op.name == "array.alloc"
+                  and op.attrs.get("reshape_copy")]
+        if not copies:
+            continue
+        roots = array_roots(func)
+        bufs = {op.result: op for op in copies}
+        for op in func.walk():
+            if op.attrs.get("reshape_fill"):
+                continue
+            if op.name in WRITTEN:
+                targets = [op.operands[i] for i in WRITTEN[op.name]]
+            elif op.name == "func.call":
+                w = written.get(op.attrs.get("callee"))
+                targets = [v for k, v in enumerate(op.operands)
+                           if isinstance(v.type, ArrayType) and (w is None or k in w)]
+            else:
+                continue
+            hit = next((r for t in targets for r in roots.get(t, ()) if r in bufs), None)
+            if hit is not None:
+                raise UnsupportedError(
+                    "writing into the result of `reshape`/`ravel` of an array that may not be "
+                    "contiguous (a slice or a transpose): NumPy returns a view when the strides "
+                    "allow it (the write would change the original), zymase copies; write into "
+                    "an explicit copy (`.reshape(...).copy()`) or into the original", op.loc)
+
+
+def _written_params(module) -> dict:
+    """Function name -> indices of the array parameters it may write (through calls too)."""
+    from ..autodiff.activity import array_roots
+    from ..autodiff.memory import WRITTEN
+    out = {f.sym_name: set() for f in module}
+    changed = True
+    while changed:
+        changed = False
+        for func in module:
+            roots = array_roots(func)
+            args = {a: k for k, a in enumerate(func.args)}
+            for op in func.walk():
+                if op.name in WRITTEN:
+                    targets = [op.operands[i] for i in WRITTEN[op.name]]
+                elif op.name == "func.call":
+                    w = out.get(op.attrs.get("callee"))
+                    targets = [v for k, v in enumerate(op.operands)
+                               if isinstance(v.type, ArrayType) and (w is None or k in w)]
+                else:
+                    continue
+                new = {args[r] for t in targets for r in roots.get(t, ()) if r in args}
+                if not new <= out[func.sym_name]:
+                    out[func.sym_name] |= new
+                    changed = True
+    return out
 
 
 def new_shape(lw, a: Array, dims):
@@ -99,7 +178,7 @@ def new_shape(lw, a: Array, dims):
 
 def reshape(lw, a, shape, node) -> Array:
     a = as_array(lw, a, "reshape", node)
-    return reshape_copy(lw, a, new_shape(lw, a, shape_arg(lw, shape, node)))
+    return reshaped(lw, a, new_shape(lw, a, shape_arg(lw, shape, node)))
 
 
 def _reshape(lw, args, kwargs, node):
@@ -126,6 +205,11 @@ def _ravel(lw, args, kwargs, node):
 def _m_ravel(lw, a, args, kwargs, node):
     bind(lw, "ndarray.ravel", args, kwargs, node, [], {"order": "C"})
     return ravel(lw, a)
+
+
+def _m_flatten(lw, a, args, kwargs, node):
+    bind(lw, "ndarray.flatten", args, kwargs, node, [], {"order": "C"})
+    return reshape_copy(lw, a, [size_of(lw, lw.dims(a))])  # always a copy, as in NumPy
 
 
 def transpose(lw, a, axes, node) -> Array:
@@ -438,7 +522,7 @@ METHODS.update(
     {
         "reshape": _m_reshape,
         "ravel": _m_ravel,
-        "flatten": _m_ravel,
+        "flatten": _m_flatten,
         "transpose": _m_transpose,
         "cumsum": lambda lw, a, args, kwargs, node: _accumulator("sum")(
             lw, [a, *args], kwargs, node

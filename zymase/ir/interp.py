@@ -449,6 +449,12 @@ def _transpose(frame: Frame, op: Op, args: list) -> Sequence:
     return (np.transpose(args[0], op.attrs["perm"]),)
 
 
+def _reshape(frame: Frame, op: Op, args: list) -> Sequence:
+    view = args[0].view()
+    view.shape = tuple(int(d) for d in args[1:])  # a view, never a copy (raises if it cannot)
+    return (view,)
+
+
 def _free(frame: Frame, op: Op, args: list) -> Sequence:
     return ()
 
@@ -547,6 +553,7 @@ HANDLERS: dict[str, Handler] = {
     "array.alloc": _alloc, "array.const": _array_const, "array.dim": _dim,
     "array.stride": _stride, "array.load": _load, "array.store": _store,
     "array.subview": _subview, "array.broadcast": _broadcast, "array.transpose": _transpose,
+    "array.reshape": _reshape,
     "array.index": _index, "array.relayout": _relayout, "array.free": _free,
     "linalg.matmul": _matmul,
     "func.call": _call, "rt.assert": _assert,

@@ -328,7 +328,7 @@ def _dim(op: Op) -> bool:
         return False
     if src.name == "array.alloc":  # dim(alloc(d...), k) -> d[k]
         replace_op(op, [src.operands[k]])
-    elif src.name == "array.broadcast":  # dim(broadcast(a, d...), k) -> d[k]
+    elif src.name in ("array.broadcast", "array.reshape"):  # dim(broadcast(a, d...), k) -> d[k]
         replace_op(op, [src.operands[1 + k]])
     elif src.name == "array.subview":  # dim(subview(a, .., (size, step)...), k) -> size[k]
         replace_op(op, [src.parts()[1][k][0]])

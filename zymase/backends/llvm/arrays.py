@@ -180,6 +180,14 @@ def _transpose(em, op):
                   [d[p] for p in perm], [s[p] for p in perm])]
 
 
+@emitter("array.reshape")
+def _reshape(em, op):
+    src_t, res_t = op.operands[0].type, op.results[0].type
+    a, *dims = _ops(em, op)
+    return [build(em, res_t, field(em, a, src_t, BASE), field(em, a, src_t, DATA), dims,
+                  c_strides(em, dims))]
+
+
 @emitter("array.relayout")
 def _relayout(em, op):
     src_t = op.operands[0].type

@@ -9,6 +9,8 @@ element strides; views made by ``array.subview``/``array.transpose`` share the p
   dims with ``keep`` false are indexed (dropped), kept dims are sliced.
 * ``array.broadcast %a, %d0..`` a view of shape ``d`` where dims of size 1 get stride 0.
 * ``array.transpose %a {perm = [..]}`` a permuted view.
+* ``array.reshape %a, %d0..`` the elements of C-contiguous ``%a`` viewed with shape ``d`` (the
+  same buffer, C strides; the frontend checks that the sizes agree).
 * ``array.index %i, %n {wrap, check}`` a Python index into a dim of size ``n``: with ``wrap``
   a negative ``i`` counts from the end; with ``check`` an index outside ``[0, n)`` raises
   IndexError.  The bounds-check pass removes the parts it proves unnecessary.
@@ -159,6 +161,23 @@ class Transpose(SimpleOp):
     def infer(cls, operand_types, attrs):
         t = operand_types[0]
         return [ArrayType(t.dtype, t.ndim, "C" if t.ndim <= 1 and t.layout == "C" else "A")]
+
+
+class Reshape(SimpleOp):
+    name = "array.reshape"
+    n_operands = None
+    traits = frozenset({PURE, VIEW})
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        src, res = self.operands[0].type, self.results[0].type
+        if not (isinstance(src, ArrayType) and isinstance(res, ArrayType)):
+            raise VerifyError("array.reshape works on arrays")
+        if src.layout != "C" or res.layout != "C" or res.dtype != src.dtype:
+            raise VerifyError("array.reshape views a C-contiguous array as another one")
+        if len(self.operands) != 1 + res.ndim or any(v.type != I64 for v in self.operands[1:]):
+            raise VerifyError("array.reshape: one i64 size per result dim")
 
 
 class Free(SimpleOp):
