@@ -428,7 +428,9 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             comb = "arith.andi" if pred == "eq" else "arith.ori"
             return Scalar(self.b.op(comb, *parts), True)
         if a.weak and b.weak and t == F64 and I64 in (a.type, b.type) and a.type != b.type:
-            return self.int_float_compare(pred, a, b)
+            k = self.constant_of(a if a.type == I64 else b)
+            if k is None or abs(k) > 2**53:  # (smaller ints convert to float64 exactly)
+                return self.int_float_compare(pred, a, b)
         name = "arith.cmpf" if t.is_inexact else "arith.cmpi"
         return Scalar(self.b.op(name, self.b.cast(a.value, t), self.b.cast(b.value, t), pred=pred),
                       True)

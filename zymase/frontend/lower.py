@@ -58,6 +58,7 @@ class FunctionLowerer(ExprLowerer):
         self.terminated = False
         self.in_loop = False
         self.returns_value = scan.returns_value(src.tree)
+        self.maybe_unbound = scan.maybe_unbound(src.tree)  # the names that get `$def:` flags
         self._bind_params(params)
 
     # ------------------------------------------------------------------ entry points
@@ -267,8 +268,7 @@ class FunctionLowerer(ExprLowerer):
     def _flag_partly_bound(self, envs, blocks) -> None:
         """Give a name bound on one path only (or flagged on one) a ``$def:`` flag on both, so
         that the merge carries whether it is bound (see BOUND)."""
-        names = {n for env in envs for n in env if not n.startswith("$")}
-        names |= {n[len(BOUND):] for env in envs for n in env if n.startswith(BOUND)}
+        names = {n for env in envs for n in env if n in self.maybe_unbound}
         for name in sorted(names):
             key = BOUND + name
             vals = [env.get(name, UNDEF) for env in envs]
@@ -414,7 +414,7 @@ class FunctionLowerer(ExprLowerer):
         bound in the loop is unbound after it when the body never runs (or never assigns it)."""
         out = list(names)
         for n in names:
-            if n.startswith("$"):
+            if n not in self.maybe_unbound:
                 continue
             key = BOUND + n
             if self.symtab.get(n, UNDEF) is UNDEF and key not in self.symtab:

@@ -97,6 +97,16 @@ def returns_value(fdef: ast.FunctionDef) -> bool:
 # ---------------------------------------------------------------------- liveness of loop names
 
 
+def maybe_unbound(fdef: ast.FunctionDef) -> frozenset:
+    """The local names some read may find unbound: a path from the function's start reaches the
+    read without assigning the name (every loop counted as running no times and once).  Only
+    these need to know at run time whether they are bound."""
+    a = fdef.args
+    params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    params |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    return frozenset(n for n in local_names(fdef) - params if _exposed(fdef.body, n, False)[0])
+
+
 def carried_value_read(fdef: ast.FunctionDef, loop: ast.stmt, name: str) -> bool:
     """Can a read of ``name`` see the value an earlier iteration of ``loop`` left in it: a read
     outside the loop, or one in its body that an iteration can reach before assigning it?
