@@ -266,3 +266,22 @@ def store_floats_in_int_arrays(a, b, x):
 def int_float_comparisons(i, f):
     # a Python int and a Python float compare exactly in CPython (no rounding of the int)
     return (i == f, i != f, i < f, i <= f, i > f, i >= f, f < i, f == i, f >= i)
+
+
+def reversed_loops(n, lo, step, a, m):
+    s = 0
+    for i in reversed(range(n)):
+        s = s * 10 + i
+    t = 0
+    for i in reversed(range(lo, n, step)):
+        t = t * 7 + i
+    u = 0.0
+    for v in reversed(a):
+        u = u * 0.5 + v
+    acc = np.zeros(m.shape[1])
+    for row in reversed(m):
+        acc = acc * 2.0 + row
+    b = a.copy()
+    for i in reversed(range(1, b.shape[0])):
+        b[i] -= b[i - 1]
+    return s, t, u, acc, b

@@ -63,6 +63,9 @@ CASES = [
     (P.int_float_comparisons, (3, float("nan"))),
     (P.int_float_comparisons, (10**18 + 1, 1e18)),
     (P.int_float_comparisons, (-5, float("-inf"))),
+    (P.reversed_loops, (6, 1, 2, np.arange(5.0) ** 2, np.arange(6.0).reshape(3, 2))),
+    (P.reversed_loops, (0, 5, -2, np.ones(1), np.ones((1, 3)))),
+    (P.reversed_loops, (3, 9, -3, np.ones(0), np.ones((0, 2)))),
 ]
 
 

@@ -318,6 +318,8 @@ class IndexingMixin:
             fn = f.obj if isinstance(f, PyObj) else None
             if fn is range:
                 return self.range_args([self.expr(a) for a in node.args], node)
+            if fn is reversed:
+                return self.reversed_iteration(node)
             if fn is enumerate or fn is zip:
                 seqs = [self.sequence(self.expr(a), a) for a in node.args]
                 n = seqs[0][0]
@@ -333,6 +335,26 @@ class IndexingMixin:
             return None
         n, get = self.sequence(v, node)
         return self.b.i64(0), n, self.b.i64(1), get
+
+    def reversed_iteration(self, node):
+        """``reversed(range(...))`` (the same values, last first) or ``reversed(seq)`` of an
+        array or a list."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.err(ZymaseTypeError, "reversed() takes exactly one argument", node)
+        arg = node.args[0]
+        b = self.b
+        if isinstance(arg, ast.Call) and isinstance(f := self.expr(arg.func), PyObj) \
+                and f.obj is range:
+            lb, ub, st, bind = self.range_args([self.expr(a) for a in arg.args], arg)
+            n = self.range_trip(lb, ub, st)
+            last = b.op("arith.addi", lb, b.op("arith.muli", b.op("arith.subi", n, b.i64(1)), st))
+            return last, b.op("arith.subi", lb, st), b.op("arith.negi", st), bind
+        v = self.expr(arg)
+        if isinstance(v, Tup):
+            raise self.err(UnsupportedError, "reversed() of a tuple is not supported: write the "
+                           "tuple in reverse order", node)
+        n, get = self.sequence(v, arg)
+        return b.op("arith.subi", n, b.i64(1)), b.i64(-1), b.i64(-1), get
 
     def sequence(self, v, node):
         """(length, get(i)) of something indexable by a loop counter."""
