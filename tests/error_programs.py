@@ -161,3 +161,10 @@ def returns_a_method(a):
 
 def log_base_one(x, base):
     return math.log(x, base)  # ERR log-base
+
+
+def zip_strict_unequal(a, b):
+    s = 0.0
+    for u, v in zip(a, b, strict=True):  # ERR zip-strict
+        s += u * v
+    return s

@@ -285,3 +285,18 @@ def reversed_loops(n, lo, step, a, m):
     for i in reversed(range(1, b.shape[0])):
         b[i] -= b[i - 1]
     return s, t, u, acc, b
+
+
+def enumerate_and_zip(x, k):
+    s = 0.0
+    for i, v in enumerate(x, start=3):
+        s += i * v
+    for i, v in enumerate(x, -2):
+        s += i * v * 10.0
+    for i, v in enumerate(x, k):
+        s += i * v * 100.0
+    for u, v in zip(x, x[1:]):
+        s += u * v * 1000.0
+    for u, v in zip(x, x[::-1], strict=True):
+        s += u - v
+    return s

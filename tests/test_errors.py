@@ -71,6 +71,7 @@ RUNTIME_ERRORS = [
     (E.int_of_huge_float, (float("inf"),), "int-overflow", OverflowError, "64-bit"),
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
     (E.log_base_one, (100.0, 1.0), "log-base", ZeroDivisionError, "base 1"),
+    (E.zip_strict_unequal, (np.ones(3), np.ones(2)), "zip-strict", ValueError, "lengths"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
     (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,

@@ -66,6 +66,9 @@ CASES = [
     (P.reversed_loops, (6, 1, 2, np.arange(5.0) ** 2, np.arange(6.0).reshape(3, 2))),
     (P.reversed_loops, (0, 5, -2, np.ones(1), np.ones((1, 3)))),
     (P.reversed_loops, (3, 9, -3, np.ones(0), np.ones((0, 2)))),
+    # enumerate's start was ignored (the indices began at 0 whatever start was)
+    (P.enumerate_and_zip, (np.arange(4.0) + 1, 5)),
+    (P.enumerate_and_zip, (np.ones(1), -7)),
 ]
 
 

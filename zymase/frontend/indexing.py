@@ -320,21 +320,64 @@ class IndexingMixin:
                 return self.range_args([self.expr(a) for a in node.args], node)
             if fn is reversed:
                 return self.reversed_iteration(node)
-            if fn is enumerate or fn is zip:
-                seqs = [self.sequence(self.expr(a), a) for a in node.args]
-                n = seqs[0][0]
-                for m, _ in seqs[1:]:
-                    n = self.b.op("arith.mini", n, m)
-                zero, one = self.b.i64(0), self.b.i64(1)
-                if fn is enumerate:
-                    get = seqs[0][1]
-                    return zero, n, one, lambda iv: Tup((iv, get(iv)))
-                return zero, n, one, lambda iv: Tup(tuple(g(iv) for _, g in seqs))
+            if fn is enumerate:
+                return self.enumerate_iteration(node)
+            if fn is zip:
+                return self.zip_iteration(node)
         v = self.expr(node)
         if isinstance(v, Tup):
             return None
         n, get = self.sequence(v, node)
         return self.b.i64(0), n, self.b.i64(1), get
+
+    def enumerate_iteration(self, node):
+        """``enumerate(seq, start=0)``: (start + k, seq[k])."""
+        args = list(node.args)
+        kw = {k.arg: k.value for k in node.keywords}
+        if set(kw) - {"start"} or not 1 <= len(args) + len(kw) <= 2 or \
+                (len(args) == 2 and kw) or not args:
+            raise self.err(ZymaseTypeError, "enumerate() takes a sequence and an optional "
+                           "start", node)
+        start_node = args[1] if len(args) == 2 else kw.get("start")
+        n, get = self.sequence(self.expr(args[0]), args[0])
+        b = self.b
+        zero, one = b.i64(0), b.i64(1)
+        if start_node is None:
+            return zero, n, one, lambda iv: Tup((iv, get(iv)))
+        start = self.expr(start_node)
+        if not (isinstance(start, Scalar) and (start.type.is_int or start.type == I1)):
+            raise self.err(ZymaseTypeError, "enumerate() start must be an integer",
+                           start_node)
+        s = b.cast(start.value, I64)
+        return zero, n, one, lambda iv: Tup((Scalar(b.op("arith.addi", s, iv.value), True),
+                                             get(iv)))
+
+    def zip_iteration(self, node):
+        """``zip(a, b, ...)``: the shortest length; ``strict=True`` raises ValueError when the
+        lengths differ, as Python does."""
+        kw = {k.arg: k.value for k in node.keywords}
+        if set(kw) - {"strict"}:
+            raise self.err(ZymaseTypeError, f"zip() got an unexpected keyword argument "
+                           f"{sorted(set(kw) - {'strict'})[0]!r}", node)
+        strict = False
+        if "strict" in kw:
+            strict = self.constant_of(self.expr(kw["strict"]))
+            if not isinstance(strict, (bool, int)):
+                raise self.err(UnsupportedError, "zip(strict=...) must be known at compile time",
+                               kw["strict"])
+        if not node.args:
+            raise self.err(UnsupportedError, "zip() of nothing is an empty loop: not supported",
+                           node)
+        seqs = [self.sequence(self.expr(a), a) for a in node.args]
+        b = self.b
+        n = seqs[0][0]
+        for m, _ in seqs[1:]:
+            if strict:
+                ok = b.op("arith.cmpi", m, seqs[0][0], pred="eq")
+                b.create("rt.assert", [ok], [], {
+                    "kind": "ValueError", "msg": "zip() arguments have different lengths"})
+            n = b.op("arith.mini", n, m)
+        return b.i64(0), n, b.i64(1), lambda iv: Tup(tuple(g(iv) for _, g in seqs))
 
     def reversed_iteration(self, node):
         """``reversed(range(...))`` (the same values, last first) or ``reversed(seq)`` of an
