@@ -168,3 +168,18 @@ def zip_strict_unequal(a, b):
     for u, v in zip(a, b, strict=True):  # ERR zip-strict
         s += u * v
     return s
+
+
+def builtin_extra_argument(x):
+    return abs(x, 2.0)  # ERR builtin-args
+
+
+def builtin_unknown_keyword(a):
+    return sum(a, begin=1.0)  # ERR builtin-keyword
+
+
+def range_near_the_int64_limit(step):
+    count = 0
+    for _ in range(9223372036854775800, 9223372036854775807, step):  # ERR range-limit
+        count += 1
+    return count

@@ -300,3 +300,10 @@ def enumerate_and_zip(x, k):
     for u, v in zip(x, x[::-1], strict=True):
         s += u - v
     return s
+
+
+def builtin_keywords(x, a):
+    # keywords and optional arguments of builtins were dropped: round(x, ndigits=2) gave
+    # round(x), sum(a, 10.0) ignored the start, complex(x, imag=2.0) lost the imaginary part
+    return (round(x, ndigits=2), round(number=x), round(x, None), sum(a, 10.0),
+            sum(a, start=-1), complex(x, imag=2.0), complex(imag=x), complex(real=x))

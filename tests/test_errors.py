@@ -49,6 +49,8 @@ COMPILE_ERRORS = [
     (E.int_array_plus_float_in_place, (np.arange(3),), "same-kind", TypeError, "same_kind"),
     (E.returns_a_list, (3,), "list-return", zymase.UnsupportedError, "np.array(lst)"),
     (E.returns_a_method, (np.ones(2),), "method-return", zymase.UnsupportedError, "shape_typo"),
+    (E.builtin_extra_argument, (1.0,), "builtin-args", TypeError, "at most 1"),
+    (E.builtin_unknown_keyword, (np.ones(2),), "builtin-keyword", TypeError, "'begin'"),
 ]
 
 
@@ -72,6 +74,8 @@ RUNTIME_ERRORS = [
     (E.zero_to_negative_power, (0.0, -2.0), "zero-power", ZeroDivisionError, "negative power"),
     (E.log_base_one, (100.0, 1.0), "log-base", ZeroDivisionError, "base 1"),
     (E.zip_strict_unequal, (np.ones(3), np.ones(2)), "zip-strict", ValueError, "lengths"),
+    # the counter wrapped past 2**63 - 1 and the loop never ended (CPython runs 3 trips)
+    (E.range_near_the_int64_limit, (3,), "range-limit", OverflowError, "64-bit integer limit"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
     (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,

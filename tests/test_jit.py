@@ -69,6 +69,7 @@ CASES = [
     # enumerate's start was ignored (the indices began at 0 whatever start was)
     (P.enumerate_and_zip, (np.arange(4.0) + 1, 5)),
     (P.enumerate_and_zip, (np.ones(1), -7)),
+    (P.builtin_keywords, (1.23456, np.arange(4.0))),
 ]
 
 

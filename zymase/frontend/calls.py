@@ -55,6 +55,8 @@ def call_object(lw, obj, args, kwargs, node):
     except TypeError:
         handler = None
     if handler is not None:
+        if obj in SIGNATURES:  # a builtin: bind its arguments as Python does
+            args, kwargs = bind_builtin(lw, obj, args, kwargs, node), {}
         return handler(lw, args, kwargs, node)
     if getattr(obj, "__zymase_custom__", False):
         return lw.call_custom(obj, args, kwargs, node)
@@ -70,6 +72,59 @@ def call_object(lw, obj, args, kwargs, node):
     mod = getattr(obj, "__module__", None)
     full = f"{mod}.{name}" if mod and mod != "builtins" else name
     raise lw.err(UnsupportedError, f"calling `{full}` is not supported in compiled code", node)
+
+
+def _zero(lw):
+    return Scalar(lw.b.f64(0.0), True)
+
+
+# builtin -> (its parameters, how many are required, those that may be passed by keyword,
+# defaults for optional ones a later keyword skips over)
+SIGNATURES = {
+    builtins.abs: (("x",), 1, (), {}),
+    builtins.int: (("x",), 0, (), {}),
+    builtins.float: (("x",), 0, (), {}),
+    builtins.bool: (("x",), 0, (), {}),
+    builtins.complex: (("real", "imag"), 0, ("real", "imag"), {"real": _zero}),
+    builtins.round: (("number", "ndigits"), 1, ("number", "ndigits"), {}),
+    builtins.len: (("obj",), 1, (), {}),
+    builtins.sum: (("iterable", "start"), 1, ("start",), {}),
+    math.log: (("x", "base"), 1, (), {}),
+    math.degrees: (("x",), 1, (), {}),
+    math.radians: (("x",), 1, (), {}),
+    **{f: (("x",), 1, (), {}) for f in (*MATH_TO_INT, *MATH_PREDICATES)},
+}
+
+
+def bind_builtin(lw, obj, args, kwargs, node) -> list:
+    """``args`` and ``kwargs`` of a call of builtin ``obj`` as its positional arguments, with
+    Python's TypeErrors for unknown keywords and wrong counts (extra arguments were ignored
+    and keywords such as ``round(x, ndigits=2)`` dropped before)."""
+    params, required, by_keyword, defaults = SIGNATURES[obj]
+    name = getattr(obj, "__name__", str(obj))
+    if len(args) > len(params):
+        raise lw.err(ZymaseTypeError, f"{name}() takes at most {len(params)} argument(s) "
+                     f"({len(args)} given)", node)
+    out = list(args)
+    for k in kwargs:
+        if k not in by_keyword:
+            raise lw.err(ZymaseTypeError, f"{name}() got an unexpected keyword argument {k!r}",
+                         node)
+        if params.index(k) < len(args):
+            raise lw.err(ZymaseTypeError, f"{name}() got multiple values for argument {k!r}",
+                         node)
+    for k in params[len(args):]:
+        if k in kwargs:
+            while len(out) < params.index(k):
+                missing = params[len(out)]
+                if missing not in defaults:
+                    raise lw.err(ZymaseTypeError, f"{name}() missing argument {missing!r}", node)
+                out.append(defaults[missing](lw))
+            out.append(kwargs[k])
+    if len(out) < required:
+        raise lw.err(ZymaseTypeError, f"{name}() missing required argument "
+                     f"{params[len(out)]!r}", node)
+    return out
 
 
 def no_kwargs(lw, kwargs, node, name):
@@ -263,6 +318,8 @@ def _round(lw, args, kwargs, node):
     if isinstance(args[0], Scalar) and args[0].type.is_int:
         return args[0]
     r = lw.b.op("math.roundeven", x.value)
+    if len(args) == 2 and isinstance(args[1], PyObj) and args[1].obj is None:
+        args = args[:1]
     if len(args) == 1:
         return Scalar(finite_to_int(lw, Scalar(r)), True)
     nd = lw.constant_of(args[1])
@@ -360,7 +417,11 @@ def _sum(lw, args, kwargs, node):
             out = lw.binop(ast.Add(), out, x, node)
         return out
     from .numpy import reduce_axis0
-    return reduce_axis0(lw, "sum", v, node)
+    total = reduce_axis0(lw, "sum", v, node)
+    if len(args) > 1:  # start + the sum (Python adds start first: the same up to rounding)
+        import ast
+        return lw.binop(ast.Add(), args[1], total, node)
+    return total
 
 
 @register(builtins.print)

@@ -466,6 +466,7 @@ class FunctionLowerer(ExprLowerer):
 
     def lower_for_range(self, s, lb, ub, step, bind_target):
         """``for`` over a range (or anything indexed by one) without break/return: ``scf.for``."""
+        self.guard_counter_overflow(lb, ub, step)
         names = self.flag_loop_locals(scan.assigned_names([s]))
         before = dict(self.symtab)
 
@@ -497,6 +498,30 @@ class FunctionLowerer(ExprLowerer):
         results = list(op.results)
         for n, t in templates.items():
             self.symtab[n] = rebuild(t, results)
+
+    def guard_counter_overflow(self, lb, ub, step) -> None:
+        """Raise OverflowError where an ``scf.for`` counter could step past the int64 range (it
+        would wrap and the loop never end): a non-empty range whose bound lies within one step
+        of the limit.  Steps of +-1 never can (nor can ranges with such bounds known small)."""
+        k = self.constant_of(Scalar(step))
+        if k in (1, -1):
+            return
+        b = self.b
+        one = b.i64(1)
+        # every counter value i < ub has i + step <= ub - 1 + step: fine while ub <= MAX - step + 1
+        up = b.op("arith.cmpi", ub, b.op("arith.subi", b.i64(2**63 - 1),
+                                         b.op("arith.subi", step, one)), pred="le")
+        down = b.op("arith.cmpi", ub, b.op("arith.addi", b.i64(-(2**63)),
+                                           b.op("arith.subi", b.op("arith.negi", step), one)),
+                    pred="ge")
+        pos = b.op("arith.cmpi", step, b.i64(0), pred="gt")
+        empty = b.op("arith.select", pos, b.op("arith.cmpi", lb, ub, pred="ge"),
+                     b.op("arith.cmpi", lb, ub, pred="le"))
+        ok = b.op("arith.ori", empty, b.op("arith.select", pos, up, down))
+        b.create("rt.assert", [ok], [], {
+            "kind": "OverflowError",
+            "msg": "range(): the loop counter would step past the 64-bit integer limit (bounds "
+                   "within one step of it are not supported)"})
 
     def lower_while(self, names, has_brk, cond_fn, body_fn, node):
         """``scf.while``: ``cond_fn`` runs in the before-region, ``body_fn`` in the after-region."""
