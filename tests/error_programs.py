@@ -183,3 +183,11 @@ def range_near_the_int64_limit(step):
     for _ in range(9223372036854775800, 9223372036854775807, step):  # ERR range-limit
         count += 1
     return count
+
+
+def _adds_all(*xs):
+    return xs[0]
+
+
+def calls_varargs_helper(x):
+    return _adds_all(x, 2.0)  # ERR varargs-helper

@@ -51,6 +51,8 @@ COMPILE_ERRORS = [
     (E.returns_a_method, (np.ones(2),), "method-return", zymase.UnsupportedError, "shape_typo"),
     (E.builtin_extra_argument, (1.0,), "builtin-args", TypeError, "at most 1"),
     (E.builtin_unknown_keyword, (np.ones(2),), "builtin-keyword", TypeError, "'begin'"),
+    # this was an internal TypeError naming zymase's own objects
+    (E.calls_varargs_helper, (1.0,), "varargs-helper", zymase.UnsupportedError, "*args"),
 ]
 
 

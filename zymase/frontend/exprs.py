@@ -503,8 +503,13 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         return call_object(self, f.obj, args, kwargs, node)
 
     def bind_params(self, fn, args, kwargs, node):
+        sig = inspect.signature(fn)
+        kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        if any(p.kind in kinds for p in sig.parameters.values()):
+            raise self.err(UnsupportedError, f"calling `{fn.__name__}`: functions with *args or "
+                           "**kwargs parameters are not supported", node)
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise self.err(ZymaseTypeError, f"bad call to {fn.__name__}: {e}", node) from None
         params = []
