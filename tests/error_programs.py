@@ -191,3 +191,7 @@ def _adds_all(*xs):
 
 def calls_varargs_helper(x):
     return _adds_all(x, 2.0)  # ERR varargs-helper
+
+
+def max_along_empty_axis(a):
+    return np.max(a, axis=0)  # ERR empty-axis

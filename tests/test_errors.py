@@ -78,6 +78,8 @@ RUNTIME_ERRORS = [
     (E.zip_strict_unequal, (np.ones(3), np.ones(2)), "zip-strict", ValueError, "lengths"),
     # the counter wrapped past 2**63 - 1 and the loop never ended (CPython runs 3 trips)
     (E.range_near_the_int64_limit, (3,), "range-limit", OverflowError, "64-bit integer limit"),
+    # a zero-length axis: NumPy raises even when the result is empty (this returned [])
+    (E.max_along_empty_axis, (np.zeros((0, 0)),), "empty-axis", ValueError, "empty sequence"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
     (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,

@@ -37,6 +37,11 @@ def reduce_array(lw, kind, a: Array, axis, node):
     if axis is None:
         return Scalar(_reduce(lw, kind, a, dims, lambda idx: idx, dims), False)
     out_dims = dims[:axis] + dims[axis + 1:]
+    if kind in ("max", "min", "argmax", "argmin"):  # NumPy raises even when out is empty
+        ok = lw.b.op("arith.cmpi", dims[axis], lw.b.i64(0), pred="gt")
+        lw.b.create("rt.assert", [ok], [], {
+            "kind": "ValueError",
+            "msg": f"attempt to get {kind} of an empty sequence (axis {axis} has length 0)"})
     out = alloc(lw, result_dtype(kind, a.type.dtype), out_dims)
 
     def body(oidx, acc):
