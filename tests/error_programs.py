@@ -195,3 +195,25 @@ def calls_varargs_helper(x):
 
 def max_along_empty_axis(a):
     return np.max(a, axis=0)  # ERR empty-axis
+
+
+def writes_into_a_diagonal(m):
+    d = np.diag(m)
+    d[0] = 100.0  # ERR diag-write
+    return m
+
+
+def stores_a_big_int_into_int32(a):
+    a[0] = 2**40  # ERR int32-store
+    return a
+
+
+def constant_int_past_64_bits(i):
+    return i > 10**19  # ERR int-constant
+
+
+def reversed_range_too_wide(a, b, c):
+    k = 0
+    for _ in reversed(range(a, b, c)):  # ERR range-span
+        k += 1
+    return k

@@ -307,3 +307,13 @@ def builtin_keywords(x, a):
     # round(x), sum(a, 10.0) ignored the start, complex(x, imag=2.0) lost the imaginary part
     return (round(x, ndigits=2), round(number=x), round(x, None), sum(a, 10.0),
             sum(a, start=-1), complex(x, imag=2.0), complex(imag=x), complex(real=x))
+
+
+def python_max_min(a):
+    # the builtins compare one element at a time: a NaN wins only where it comes first
+    return max(a), min(a), np.max(a)
+
+
+def sum_with_start(a, start):
+    # Python adds from start on, one element at a time
+    return sum(a, start), sum(a)

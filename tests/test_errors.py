@@ -53,6 +53,11 @@ COMPILE_ERRORS = [
     (E.builtin_unknown_keyword, (np.ones(2),), "builtin-keyword", TypeError, "'begin'"),
     # this was an internal TypeError naming zymase's own objects
     (E.calls_varargs_helper, (1.0,), "varargs-helper", zymase.UnsupportedError, "*args"),
+    # NumPy returns a read-only view there; zymase's copy took the write silently
+    (E.writes_into_a_diagonal, (np.ones((2, 2)),), "diag-write", zymase.UnsupportedError,
+     "read-only view"),
+    # 10**19 wrapped to a negative int64 and `i > 10**19` was True
+    (E.constant_int_past_64_bits, (3,), "int-constant", zymase.UnsupportedError, "64 bits"),
 ]
 
 
@@ -80,6 +85,12 @@ RUNTIME_ERRORS = [
     (E.range_near_the_int64_limit, (3,), "range-limit", OverflowError, "64-bit integer limit"),
     # a zero-length axis: NumPy raises even when the result is empty (this returned [])
     (E.max_along_empty_axis, (np.zeros((0, 0)),), "empty-axis", ValueError, "empty sequence"),
+    # NumPy raises for an int element that does not fit (this wrapped)
+    (E.stores_a_big_int_into_int32, (np.zeros(2, np.int32),), "int32-store", OverflowError,
+     "int32"),
+    # the bounds' distance wrapped negative and the loop ran no times
+    (E.reversed_range_too_wide, (-5 * 10**18, 5 * 10**18, 10**18), "range-span", OverflowError,
+     "64 bits"),
     (E.int_array_negative_power, (np.array([3, 2]),), "int-neg-power", ValueError, "negative"),
     # storing a float into an int array element: NaN and out-of-range values raise, as in NumPy
     (E.store_float_in_int_array, (np.zeros(2, np.int64), float("nan")), "int-store", ValueError,

@@ -70,6 +70,11 @@ CASES = [
     (P.enumerate_and_zip, (np.arange(4.0) + 1, 5)),
     (P.enumerate_and_zip, (np.ones(1), -7)),
     (P.builtin_keywords, (1.23456, np.arange(4.0))),
+    (P.python_max_min, (np.array([1.0, np.nan, 2.0]),)),
+    (P.python_max_min, (np.array([np.nan, 1.0, 2.0]),)),
+    (P.python_max_min, (np.array([3, 7, -1]),)),
+    (P.sum_with_start, (np.array([1e16, 1.0, -1e16]), 10.0)),
+    (P.sum_with_start, (np.arange(5), 2)),
 ]
 
 

@@ -416,10 +416,26 @@ def _sum(lw, args, kwargs, node):
         for x in v.items:
             out = lw.binop(ast.Add(), out, x, node)
         return out
-    from .numpy import reduce_axis0
+    import ast
+
+    from .numpy import load, nest, reduce_axis0
+    if len(args) > 1 and isinstance(v, Array) and v.type.ndim == 1:
+        # Python adds from start on, one element at a time: ((start + a[0]) + a[1]) + ...
+        first = lw.binop(ast.Add(), args[1], Scalar(load(lw, v, [lw.b.i64(0)]), False), node)
+
+        def body(idx, acc):
+            x = Scalar(load(lw, v, [lw.b.op("arith.addi", idx[0], lw.b.i64(1))]), False)
+            return [lw.binop(ast.Add(), Scalar(acc[0], first.weak), x, node).value]
+
+        n = lw.b.op("arith.subi", lw.dim(v, 0), lw.b.i64(1))
+        total = Scalar(nest(lw, [n], body, [first.value])[0], first.weak)
+        empty = lw.b.op("arith.cmpi", lw.dim(v, 0), lw.b.i64(0), pred="eq")
+        start = lw.b.cast(args[1].value, total.type) if isinstance(args[1], Scalar) else None
+        if start is None:
+            raise lw.err(ZymaseTypeError, "sum(): start must be a number", node)
+        return Scalar(lw.b.op("arith.select", empty, start, total.value), total.weak)
     total = reduce_axis0(lw, "sum", v, node)
-    if len(args) > 1:  # start + the sum (Python adds start first: the same up to rounding)
-        import ast
+    if len(args) > 1:  # start + the sum of the rows
         return lw.binop(ast.Add(), args[1], total, node)
     return total
 

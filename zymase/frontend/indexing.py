@@ -287,6 +287,16 @@ class IndexingMixin:
         if value.type.is_inexact and dtype.is_int:  # as NumPy: NaN raises ValueError, inf and
             from .calls import finite_to_int  # floats past the dtype's range OverflowError
             return finite_to_int(self, value, dtype)
+        if value.type.is_int and dtype.is_int and dtype.bits < value.type.bits:
+            # an integer stored into an element must fit: NumPy raises OverflowError (it
+            # converts through a Python int), where a whole-array copy would wrap
+            b, lim = self.b, 2 ** (dtype.bits - 1)
+            v = b.cast(value.value, I64)
+            fits = b.op("arith.andi", b.op("arith.cmpi", v, b.i64(-lim), pred="ge"),
+                        b.op("arith.cmpi", v, b.i64(lim), pred="lt"))
+            b.create("rt.assert", [fits], [], {
+                "kind": "OverflowError",
+                "msg": f"Python integer out of bounds for {dtype.np_dtype.name}"})
         return self.b.cast(value.value, dtype)
 
     def aug_subscript(self, target, op, value_node, node):

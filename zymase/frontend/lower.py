@@ -660,6 +660,13 @@ class FunctionLowerer(ExprLowerer):
         zero, one = b.i64(0), b.i64(1)
         pos = b.op("arith.cmpi", step, zero, pred="gt")
         span = b.op("arith.select", pos, b.op("arith.subi", ub, lb), b.op("arith.subi", lb, ub))
+        # a span past 2**63 - 1 wraps negative and would read as an empty range
+        wide = b.op("arith.andi", b.op("arith.cmpi", span, zero, pred="lt"),
+                    b.op("arith.select", pos, b.op("arith.cmpi", ub, lb, pred="gt"),
+                         b.op("arith.cmpi", lb, ub, pred="gt")))
+        b.create("rt.assert", [b.op("arith.not", wide)], [], {
+            "kind": "OverflowError",
+            "msg": "range(): the distance between the bounds does not fit in 64 bits"})
         mag = b.op("arith.select", pos, step, b.op("arith.negi", step))
         n = b.op("arith.floordivi", b.op("arith.addi", span, b.op("arith.subi", mag, one)), mag)
         return b.op("arith.maxi", n, zero)

@@ -519,7 +519,9 @@ def reduce_all(lw, kind, v, node, axis=None, python=False):
         return v
     if not isinstance(v, Array):
         raise lw.err(ZymaseTypeError, f"cannot reduce {lw.describe(v)}", node)
-    from .reductions import reduce_array
+    from .reductions import python_extremum, reduce_array
+    if python and kind in ("max", "min"):
+        return python_extremum(lw, kind, v, node)
     return reduce_array(lw, kind, v, axis, node)
 
 

@@ -297,6 +297,7 @@ def diagonal(lw, a, k, node) -> Array:
     a = _matrix(lw, a, "np.diagonal", node)
     r0, c0 = _diag_start(lw, _offset(lw, k, "k", node))
     n = _diag_length(lw, lw.dim(a, 0), lw.dim(a, 1), r0, c0)
+    block, start = lw.b.block, len(lw.b.block.ops)
     out = alloc(lw, a.type.dtype, [n])
 
     def body(idx, acc):
@@ -306,6 +307,8 @@ def diagonal(lw, a, k, node) -> Array:
         )
 
     nest(lw, [n], body)
+    from .numpy_shape import protect_copy
+    protect_copy(block, start, out, "diagonal")  # NumPy: a read-only view
     return out
 
 

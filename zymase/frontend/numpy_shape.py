@@ -75,29 +75,47 @@ def reshaped(lw, a: Array, dims) -> Array:
         return Array(lw.b.create("array.reshape", [a.value, *dims], [t]).result)
     block, n = lw.b.block, len(lw.b.block.ops)
     out = reshape_copy(lw, a, dims)
-    out.value.op.attrs["reshape_copy"] = True
-    for op in block.ops[n:]:
-        for inner in op.walk():
-            if inner.name == "array.store" and inner.operands[1] is out.value:
-                inner.attrs["reshape_fill"] = True  # the copy itself: not a write to refuse
+    protect_copy(block, n, out, "reshape")
     return out
 
 
+# what writing into a protected copy would have done in NumPy
+PROTECTED = {
+    "reshape": "writing into the result of `reshape`/`ravel` of an array that may not be "
+               "contiguous (a slice or a transpose): NumPy returns a view when the strides allow "
+               "it (the write would change the original), zymase copies; write into an explicit "
+               "copy (`.reshape(...).copy()`) or into the original",
+    "diagonal": "writing into the result of `np.diag`/`np.diagonal` of a matrix: NumPy returns "
+                "a read-only view (the write raises ValueError there), zymase copies; write into "
+                "an explicit copy (`np.diag(m).copy()`)",
+}
+
+
+def protect_copy(block, start: int, out: Array, kind: str) -> None:
+    """Mark ``out`` (made by the ops of ``block`` from index ``start`` on) as a copy where NumPy
+    returns a view: ``check_reshape_copies`` refuses writes into it (its own filling apart)."""
+    out.value.op.attrs["protected_copy"] = kind
+    for op in block.ops[start:]:
+        for inner in op.walk():
+            if inner.name == "array.store" and inner.operands[1] is out.value:
+                inner.attrs["copy_fill"] = True
+
+
 def check_reshape_copies(module) -> None:
-    """Refuse writes into the copy that ``reshape``/``ravel`` made of a possibly non-contiguous
-    array (NumPy may have returned a view there, and the write would change the original)."""
+    """Refuse writes into the copies made where NumPy returns a view (see PROTECTED): the
+    ``reshape``/``ravel`` of a possibly non-contiguous array, the diagonal of a matrix."""
     from ..autodiff.activity import array_roots
     from ..autodiff.memory import WRITTEN
     written = _written_params(module)
     for func in module:
         copies = [op for op in func.walk() if op.name == "array.alloc"
-                  and op.attrs.get("reshape_copy")]
+                  and op.attrs.get("protected_copy")]
         if not copies:
             continue
         roots = array_roots(func)
         bufs = {op.result: op for op in copies}
         for op in func.walk():
-            if op.attrs.get("reshape_fill"):
+            if op.attrs.get("copy_fill"):
                 continue
             if op.name in WRITTEN:
                 targets = [op.operands[i] for i in WRITTEN[op.name]]
@@ -109,11 +127,7 @@ def check_reshape_copies(module) -> None:
                 continue
             hit = next((r for t in targets for r in roots.get(t, ()) if r in bufs), None)
             if hit is not None:
-                raise UnsupportedError(
-                    "writing into the result of `reshape`/`ravel` of an array that may not be "
-                    "contiguous (a slice or a transpose): NumPy returns a view when the strides "
-                    "allow it (the write would change the original), zymase copies; write into "
-                    "an explicit copy (`.reshape(...).copy()`) or into the original", op.loc)
+                raise UnsupportedError(PROTECTED[bufs[hit].attrs["protected_copy"]], op.loc)
 
 
 def _written_params(module) -> dict:

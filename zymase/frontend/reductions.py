@@ -80,6 +80,33 @@ def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
     return _extremum(lw, kind, a, loop_dims, to_index)
 
 
+def python_extremum(lw, kind, a: Array, node):
+    """Python's builtin ``max(a)``/``min(a)`` of a 1-d array: the first element, replaced by
+    each later one that compares greater (smaller).  With NaNs the answer depends on where they
+    are, as in CPython (``max([1, nan, 2])`` is 2, ``max([nan, 1])`` is nan); ``np.max``
+    propagates NaN instead."""
+    from ..errors import ZymaseTypeError
+    if a.type.ndim != 1:
+        raise lw.err(ZymaseTypeError, f"{kind}() of a {a.type.ndim}-d array compares its rows, "
+                     "which Python refuses (ambiguous truth value): use np." + kind, node)
+    b = lw.b
+    n = lw.dims(a)[0]
+    ok = b.op("arith.cmpi", n, b.i64(0), pred="gt")
+    b.create("rt.assert", [ok], [], {"kind": "ValueError",
+                                     "msg": f"{kind}() arg is an empty sequence"})
+    t = a.type.dtype
+    pred = "gt" if kind == "max" else "lt"
+
+    def body(idx, acc):
+        x = load(lw, a, idx)
+        cmp = "arith.cmpf" if t.is_inexact else "arith.cmpi"
+        better = b.op(cmp, x, acc[0], pred=pred)
+        return [b.op("arith.select", better, x, acc[0])]
+
+    first = load(lw, a, [b.i64(0)])
+    return Scalar(nest(lw, [n], body, [first])[0], False)
+
+
 def _combine(lw, kind, acc, x):
     b = lw.b
     if kind == "any":
