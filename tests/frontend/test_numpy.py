@@ -313,6 +313,24 @@ def strided_reshape_read(a):
     return b.sum() + b[1, 0]
 
 
+def _writes_first(z):
+    z[0] = 1.0
+
+
+def _reads_first(z):
+    return z[0] * 2.0
+
+
+def transposed_reshape_to_writer(m):
+    b = m.T.reshape(-1)
+    _writes_first(b)  # refused: a helper that writes its argument
+    return b
+
+
+def transposed_reshape_to_reader(m):
+    return _reads_first(m.T.reshape(-1))  # fine: the helper only reads
+
+
 def test_reshape_of_strided_arrays_copies_and_refuses_writes():
     """A slice's reshape is a copy here (NumPy may view it): reading agrees, writing into it is
     refused at the write, which names the line."""
@@ -322,6 +340,10 @@ def test_reshape_of_strided_arrays_copies_and_refuses_writes():
         zymase.jit(strided_reshape_written)(a)
     line = strided_reshape_written.__code__.co_firstlineno + 2
     assert f"test_numpy.py:{line}:" in str(info.value)
+    m = np.arange(4.0).reshape(2, 2)
+    with pytest.raises(zymase.UnsupportedError, match="may not be contiguous"):
+        zymase.jit(transposed_reshape_to_writer)(m)
+    assert zymase.jit(transposed_reshape_to_reader)(m) == transposed_reshape_to_reader(m)
 
 
 # ---------------------------------------------------------------------- ranges

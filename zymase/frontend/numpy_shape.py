@@ -105,7 +105,6 @@ def check_reshape_copies(module) -> None:
     """Refuse writes into the copies made where NumPy returns a view (see PROTECTED): the
     ``reshape``/``ravel`` of a possibly non-contiguous array, the diagonal of a matrix."""
     from ..autodiff.activity import array_roots
-    from ..autodiff.memory import WRITTEN
     written = _written_params(module)
     for func in module:
         copies = [op for op in func.walk() if op.name == "array.alloc"
@@ -117,23 +116,28 @@ def check_reshape_copies(module) -> None:
         for op in func.walk():
             if op.attrs.get("copy_fill"):
                 continue
-            if op.name in WRITTEN:
-                targets = [op.operands[i] for i in WRITTEN[op.name]]
-            elif op.name == "func.call":
-                w = written.get(op.attrs.get("callee"))
-                targets = [v for k, v in enumerate(op.operands)
-                           if isinstance(v.type, ArrayType) and (w is None or k in w)]
-            else:
-                continue
+            targets = _written_operands(op, written)
             hit = next((r for t in targets for r in roots.get(t, ()) if r in bufs), None)
             if hit is not None:
                 raise UnsupportedError(PROTECTED[bufs[hit].attrs["protected_copy"]], op.loc)
 
 
+def _written_operands(op, written: dict) -> list:
+    """The array operands ``op`` may write (a call: those its callee writes, per ``written``;
+    all of them when the callee is unknown)."""
+    from ..autodiff.memory import WRITTEN
+    if op.name in WRITTEN:
+        return [op.operands[i] for i in WRITTEN[op.name]]
+    if op.name == "func.call":
+        w = written.get(str(op.attrs.get("callee")))
+        return [v for k, v in enumerate(op.operands)
+                if isinstance(v.type, ArrayType) and (w is None or k in w)]
+    return []
+
+
 def _written_params(module) -> dict:
     """Function name -> indices of the array parameters it may write (through calls too)."""
     from ..autodiff.activity import array_roots
-    from ..autodiff.memory import WRITTEN
     out = {f.sym_name: set() for f in module}
     changed = True
     while changed:
@@ -142,14 +146,7 @@ def _written_params(module) -> dict:
             roots = array_roots(func)
             args = {a: k for k, a in enumerate(func.args)}
             for op in func.walk():
-                if op.name in WRITTEN:
-                    targets = [op.operands[i] for i in WRITTEN[op.name]]
-                elif op.name == "func.call":
-                    w = out.get(op.attrs.get("callee"))
-                    targets = [v for k, v in enumerate(op.operands)
-                               if isinstance(v.type, ArrayType) and (w is None or k in w)]
-                else:
-                    continue
+                targets = _written_operands(op, out)
                 new = {args[r] for t in targets for r in roots.get(t, ()) if r in args}
                 if not new <= out[func.sym_name]:
                     out[func.sym_name] |= new
