@@ -217,3 +217,9 @@ def reversed_range_too_wide(a, b, c):
     for _ in reversed(range(a, b, c)):  # ERR range-span
         k += 1
     return k
+
+
+def assigns_into_a_literal_list(x):
+    lst = [1.0, 2.0, x]
+    lst[0] = 5.0  # ERR literal-list
+    return lst[0]

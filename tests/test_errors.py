@@ -58,6 +58,9 @@ COMPILE_ERRORS = [
      "read-only view"),
     # 10**19 wrapped to a negative int64 and `i > 10**19` was True
     (E.constant_int_past_64_bits, (3,), "int-constant", zymase.UnsupportedError, "64 bits"),
+    # the message called the list "a tuple of 3"
+    (E.assigns_into_a_literal_list, (1.0,), "literal-list", zymase.UnsupportedError,
+     "np.array([...])"),
 ]
 
 

@@ -262,6 +262,10 @@ class IndexingMixin:
             j = self.norm_index(i, base.length, target)
             self.b.create("array.store", [self.to_dtype(value, base.dtype, target), base.buf, j])
             return
+        if isinstance(base, TupList):
+            raise self.err(UnsupportedError, "assigning into a list written out as [a, b, ...] "
+                           "is not supported (it is a fixed tuple here): build it with "
+                           "np.array([...]) or with append", target)
         if not isinstance(base, Array):
             raise self.err(ZymaseTypeError, f"cannot assign into {self.describe(base)}", target)
         items = self.parse_index(target.slice)
