@@ -317,3 +317,13 @@ def python_max_min(a):
 def sum_with_start(a, start):
     # Python adds from start on, one element at a time
     return sum(a, start), sum(a)
+
+
+def divmod_and_newaxis(x, y, k):
+    q, r = divmod(k, 3)
+    fq, fr = divmod(-7.5, 2.0)
+    d = (x[:, None] - y[None, :]) ** 2
+    m = d[:, :, np.newaxis]
+    c = x[:, None]
+    c[0, 0] = 7.0  # a view: writes reach x, as in NumPy
+    return q, r, fq, fr, d, m.sum(axis=2), x[None].sum(), x

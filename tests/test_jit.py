@@ -75,6 +75,7 @@ CASES = [
     (P.python_max_min, (np.array([3, 7, -1]),)),
     (P.sum_with_start, (np.array([1e16, 1.0, -1e16]), 10.0)),
     (P.sum_with_start, (np.arange(5), 2)),
+    (P.divmod_and_newaxis, (np.arange(3.0), np.arange(4.0) * 0.5, -7)),
 ]
 
 

@@ -54,6 +54,7 @@ CASES = [
     *row("mutates_copy_of_input", P.mutates_copy_of_input, U0),
     *row("mutates_input", P.mutates_input, U0),
     *row("writes_through_reshape", P.writes_through_reshape, U0, 1.3),
+    *row("pairwise_via_newaxis", P.pairwise_via_newaxis, U0, U0[:4] * 0.5),
 ]
 
 

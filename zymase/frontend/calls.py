@@ -89,6 +89,7 @@ SIGNATURES = {
     builtins.round: (("number", "ndigits"), 1, ("number", "ndigits"), {}),
     builtins.len: (("obj",), 1, (), {}),
     builtins.sum: (("iterable", "start"), 1, ("start",), {}),
+    builtins.divmod: (("a", "b"), 2, (), {}),
     math.log: (("x", "base"), 1, (), {}),
     math.degrees: (("x",), 1, (), {}),
     math.radians: (("x",), 1, (), {}),
@@ -438,6 +439,13 @@ def _sum(lw, args, kwargs, node):
     if len(args) > 1:  # start + the sum of the rows
         return lw.binop(ast.Add(), args[1], total, node)
     return total
+
+
+@register(builtins.divmod)
+def _divmod(lw, args, kwargs, node):
+    import ast
+    a, b = args
+    return Tup((lw.binop(ast.FloorDiv(), a, b, node), lw.binop(ast.Mod(), a, b, node)))
 
 
 @register(builtins.print)

@@ -60,11 +60,49 @@ class IndexingMixin:
             return Scalar(self.b.op("array.load", base.buf, j), False)
         if not isinstance(base, Array):
             raise self.err(ZymaseTypeError, f"{self.describe(base)} cannot be indexed", node)
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(self._is_newaxis(e) for e in elts):
+            return self.newaxis_view(base, elts, node)
         items = self.parse_index(node.slice)
         if any(kind == "array" for kind, *_ in items):
             from .numpy import fancy_read
             return fancy_read(self, base, items, node)
         return self.view_or_load(base, items, node)
+
+    def _is_newaxis(self, e) -> bool:
+        if isinstance(e, ast.Constant):
+            return e.value is None
+        if isinstance(e, ast.Attribute) and e.attr == "newaxis":
+            v = self.expr(e)
+            return isinstance(v, PyObj) and v.obj is None
+        return False
+
+    def newaxis_view(self, a: Array, elts, node):
+        """``a[:, None]``, ``a[None]``, ``m[:, :, np.newaxis]``: a view of C-contiguous ``a``
+        with size-1 dims inserted (full slices and None only)."""
+        full = [isinstance(e, ast.Slice) and e.lower is None and e.upper is None
+                and e.step is None for e in elts]
+        if not all(f or self._is_newaxis(e) for f, e in zip(full, elts)):
+            raise self.err(UnsupportedError, "indexing with None (np.newaxis) is supported "
+                           "together with full slices only (a[:, None], a[None]): index "
+                           "first, then add the axis", node)
+        if a.type.layout != "C":
+            raise self.err(UnsupportedError, "indexing with None (np.newaxis) is supported on "
+                           "C-contiguous arrays (not on slices or transposes): copy first", node)
+        src = self.dims(a)
+        if sum(full) > len(src):
+            raise self.err(ZymaseTypeError, f"too many indices for an array with "
+                           f"ndim={len(src)}", node)
+        dims, k = [], 0
+        for f in full:
+            if f:
+                dims.append(src[k])
+                k += 1
+            else:
+                dims.append(self.b.i64(1))
+        dims += src[k:]
+        t = ArrayType(a.type.dtype, len(dims), "C")
+        return Array(self.b.create("array.reshape", [a.value, *dims], [t]).result)
 
     def tuple_subscript(self, base: Tup, node):
         key = self.expr(node.slice)
