@@ -13,6 +13,7 @@ not, never the reverse.
 from __future__ import annotations
 
 from ..ir.core import Func, Op, Value
+from ..ir.roots import array_roots, region_flows
 from ..ir.types import ArrayType, ScalarType
 from .rules import ZERO
 
@@ -174,71 +175,5 @@ class Activity:
         return changed
 
 
-def array_roots(func: Func) -> dict:
-    """Array value -> the buffers it may be (arguments, allocations, constants), following
-    views, selects, calls and the values that branches and loops carry."""
-    roots: dict = {}
-    for a in func.args:
-        if isinstance(a.type, ArrayType):
-            roots[a] = {a}
-    changed = True
-    while changed:
-        changed = False
-        for op in func.walk():
-            for dst, srcs in _array_flows(op):
-                new = set().union(*(roots.get(s, set()) for s in srcs)) if srcs else {dst}
-                cur = roots.setdefault(dst, set())
-                if not new <= cur:
-                    cur |= new
-                    changed = True
-    return roots
-
-
-def _region_flows(op: Op):
-    """(destination, source) pairs of values that region ops pass along: inits to block
-    arguments, yields to block arguments and results."""
-    name = op.name
-    if name == "scf.for":
-        body = op.regions[0].block
-        yields = body.terminator.operands
-        for k, init in enumerate(op.operands[3:]):
-            yield body.args[k + 1], init
-            yield body.args[k + 1], yields[k]
-            yield op.results[k], yields[k]
-            # a carried position is one variable: its argument and result share activity
-            yield op.results[k], body.args[k + 1]
-            yield body.args[k + 1], op.results[k]
-    elif name == "scf.if":
-        for r in op.regions:
-            for k, y in enumerate(r.block.terminator.operands):
-                yield op.results[k], y
-    elif name == "scf.while":
-        before, after = op.regions[0].block, op.regions[1].block
-        cond = before.terminator.operands[1:]
-        yields = after.terminator.operands
-        for k, init in enumerate(op.operands):
-            yield before.args[k], init
-            yield before.args[k], yields[k]
-        for k, fwd in enumerate(cond):
-            yield after.args[k], fwd
-            yield op.results[k], fwd
-            yield op.results[k], after.args[k]
-            yield after.args[k], op.results[k]
-
-
 def _scalar_flows(op: Op):
-    return [(d, s) for d, s in _region_flows(op) if not isinstance(d.type, ArrayType)]
-
-
-def _array_flows(op: Op):
-    """(array value, [source arrays]) for ops producing array values; [] means a new root."""
-    if op.name in ("array.alloc", "array.const"):
-        return [(op.result, [])]
-    if op.name in VIEWS:
-        return [(op.result, [op.operands[0]])]
-    if op.name == "arith.select" and isinstance(op.result.type, ArrayType):
-        return [(op.result, [op.operands[1], op.operands[2]])]  # either buffer
-    if op.name == "func.call":
-        srcs = [v for v in op.operands if isinstance(v.type, ArrayType)]
-        return [(r, srcs) for r in op.results if isinstance(r.type, ArrayType)]
-    return [(d, [s]) for d, s in _region_flows(op) if isinstance(d.type, ArrayType)]
+    return [(d, s) for d, s in region_flows(op) if not isinstance(d.type, ArrayType)]

@@ -18,11 +18,11 @@ over buffers, by alias roots as in ``activity.py``).
 from __future__ import annotations
 
 from ..ir.core import Op, Value
+from ..ir.roots import WRITTEN
 from ..ir.types import ArrayType
 from ..passes.rewrite import constant_value
 
 LOOPS = ("scf.for", "scf.while")
-WRITTEN = {"array.store": (1,), "linalg.matmul": (2,)}
 
 
 def written_roots(op: Op, roots: dict) -> set:

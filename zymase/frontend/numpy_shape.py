@@ -104,7 +104,7 @@ def protect_copy(block, start: int, out: Array, kind: str) -> None:
 def check_reshape_copies(module) -> None:
     """Refuse writes into the copies made where NumPy returns a view (see PROTECTED): the
     ``reshape``/``ravel`` of a possibly non-contiguous array, the diagonal of a matrix."""
-    from ..autodiff.activity import array_roots
+    from ..ir.roots import array_roots
     written = _written_params(module)
     for func in module:
         copies = [op for op in func.walk() if op.name == "array.alloc"
@@ -125,7 +125,7 @@ def check_reshape_copies(module) -> None:
 def _written_operands(op, written: dict) -> list:
     """The array operands ``op`` may write (a call: those its callee writes, per ``written``;
     all of them when the callee is unknown)."""
-    from ..autodiff.memory import WRITTEN
+    from ..ir.roots import WRITTEN
     if op.name in WRITTEN:
         return [op.operands[i] for i in WRITTEN[op.name]]
     if op.name == "func.call":
@@ -137,7 +137,7 @@ def _written_operands(op, written: dict) -> list:
 
 def _written_params(module) -> dict:
     """Function name -> indices of the array parameters it may write (through calls too)."""
-    from ..autodiff.activity import array_roots
+    from ..ir.roots import array_roots
     out = {f.sym_name: set() for f in module}
     changed = True
     while changed:
