@@ -443,7 +443,9 @@ class IndexingMixin:
             lb, ub, st, bind = self.range_args([self.expr(a) for a in arg.args], arg)
             n = self.range_trip(lb, ub, st)
             last = b.op("arith.addi", lb, b.op("arith.muli", b.op("arith.subi", n, b.i64(1)), st))
-            return last, b.op("arith.subi", lb, st), b.op("arith.negi", st), bind
+            k = self.constant_of(Scalar(st))  # a constant step stays one (no counter guard)
+            neg = b.i64(-k) if isinstance(k, int) else b.op("arith.negi", st)
+            return last, b.op("arith.subi", lb, st), neg, bind
         v = self.expr(arg)
         if isinstance(v, Tup):
             raise self.err(UnsupportedError, "reversed() of a tuple is not supported: write the "
