@@ -41,9 +41,10 @@ from .revolve import ADVANCE, FINE, HEADER, RESTORE, RUN, SNAPS, TAKESHOT, VALID
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
 PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves spare)
-# the most tape one run of recorded steps may use: runs longer than this measured slower inside
-# the driver loop (heat1d medium: 3.3 ms with 1 MiB runs, 8-10 ms with 4-16 MiB runs, 2.8-3.5 ms
-# unlimited), which is not understood yet
+# the most tape one run of recorded steps may use.  Chosen when fresh tape cost a page fault per
+# 4 KiB (heat1d medium then: 3.3 ms with 1 MiB runs, 8-10 ms with 4-16 MiB runs); since big tapes
+# are kept between calls, 4-16 MiB runs measure within 10% of 1 MiB ones (heat1d large, 100 MiB
+# and 10 MiB limits: 181-195 ms against 196-216 ms), so the cap stays where it is
 RUN_TAPE = 1 << 20
 READS = {"array.load": (0,), "linalg.matmul": (0, 1)}
 
