@@ -7,7 +7,8 @@ import numpy as np
 
 
 def uses_generator(a):
-    return sum(x for x in a)  # ERR generator
+    g = (x for x in a)  # ERR generator
+    return sum(g)
 
 
 def uses_try(x):

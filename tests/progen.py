@@ -11,7 +11,8 @@ d, of array elements), stores into the arrays, their copies and views (named or 
 strided, n-dependent), if/elif/else (also binding a new name on both branches, or in a loop
 on some trips only), ``for`` over
 ranges (constant, n-based, negative steps), arrays and ``enumerate``, ``while`` (counted, with a
-condition, ``while True``), break/continue/return at any depth, and calls of g and h.
+condition, ``while True``), break/continue/return at any depth, calls of g and h, and
+comprehensions (``sum(... for w in a)``, filtered, ``max([...])``, ``any(...)``).
 Expressions: + - * / // % **, unary -, abs, min/max, math functions, conditional expressions,
 and/or/not and comparison chains, int/float mixing (``s = 0`` then ``s += x``).
 
@@ -393,7 +394,7 @@ class Gen:
             "swap": 2 * (swappable or bool(self.writable())), "pair": 1, "chained": 1,
             "ifdef": nest, "call": "h" in self.helpers and bool(self.writable()),
             "lastdef": nest and self.budget >= 4,
-            "rebind": 2 * (self.loop_var is not None)
+            "rebind": 2 * (self.loop_var is not None), "comp": self.budget >= 2
         })
         # fmt: on
         if kind == "bare_jump":
@@ -573,6 +574,34 @@ class Gen:
             self.loop_body(trips)
 
         self.nested(header, body)
+
+    def _s_comp(self):
+        """A comprehension's value assigned to a name: a sum, a filtered sum, the max of a list
+        or any() of a generator, over an array or a range (its variable is the comprehension's
+        own: it must not clobber a name of the same spelling outside)."""
+        var = self.fresh("w")
+        arrays = [a for a in self.arrays if CLASS_MAX[a.cls] <= self.budget]
+        saved = dict(self.ints), list(self.readonly)
+        if arrays and self.choose(2):
+            clause = f"for {var} in {self.array_ref(arrays).text}"
+            self.readonly.append(var)
+        else:
+            clause = f"for {var} in range({1 + self.choose(min(6, self.budget))})"
+            self.ints[var] = frozenset()
+        self.budget //= 2  # (helper calls in the element run once per element)
+        form = self.pick({"sum": 3, "filter": 2, "max": 1, "any": 1})
+        elt = self.float_expr(2)
+        if form == "sum":
+            value = f"sum({elt} {clause})"
+        elif form == "filter":
+            value = f"sum([{elt} {clause} if {self.cond(1)}])"
+        elif form == "max":  # never empty: no filter
+            value = f"max([{elt} {clause}])"
+        else:
+            value = f"float(any({self.cond(1)} {clause}))"
+        self.budget *= 2
+        self.ints, self.readonly = saved
+        self.emit(f"{self.one(self.floats)} {self.one(('=', '+='))} {value}")
 
     def _s_while(self):
         trips = 1 + self.choose(min(4, self.budget))

@@ -411,6 +411,10 @@ def _pow(lw, args, kwargs, node):
 @register(builtins.sum)
 def _sum(lw, args, kwargs, node):
     v = args[0]
+    if isinstance(v, ListVal):  # Python's order: ((start + l[0]) + l[1]) + ...
+        from .numpy import list_to_array
+        v = list_to_array(lw, v)
+        args = [v, args[1] if len(args) > 1 else lw.const_int(0)]
     if isinstance(v, Tup):
         import ast
         out = args[1] if len(args) > 1 else lw.const_int(0)

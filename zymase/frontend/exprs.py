@@ -114,6 +114,29 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         with self.b.location(self.src.loc(node)):
             return visit(node)
 
+    def expr_ListComp(self, node):  # the ones desugar.py left in place
+        what = "list comprehension" if isinstance(node, ast.ListComp) else "generator expression"
+        raise self.err(UnsupportedError, f"this {what} is not supported here: "
+                       "comprehensions compile to a loop run just before their statement, "
+                       "which keeps Python's order of evaluation in an assignment, `return`, "
+                       "`if` test or `for` iterable, but not in a `while` test, a branch of "
+                       "`a if c else b`, the right side of `and`/`or`, or after a call in the "
+                       "same statement to a function that may write arrays; compute it in a "
+                       "statement of its own", node)
+
+    def expr_GeneratorExp(self, node):
+        if getattr(node, "zy_call_arg", False):  # left in place by desugar.py
+            return self.expr_ListComp(node)
+        raise self.err(UnsupportedError, "a generator expression is supported as the argument "
+                       "of a call (sum(...), max(...), min(...), any(...), all(...), "
+                       "np.array(...)); here, write a loop or a list comprehension", node)
+
+    def expr_SetComp(self, node):
+        raise self.err(UnsupportedError, "set comprehensions are not supported", node)
+
+    def expr_DictComp(self, node):
+        raise self.err(UnsupportedError, "dict comprehensions are not supported", node)
+
     def err(self, cls, msg, node):
         return cls(msg, self.src.loc(node) if node is not None else self.b.loc)
 

@@ -391,7 +391,7 @@ class IndexingMixin:
             raise self.err(ZymaseTypeError, "enumerate() takes a sequence and an optional "
                            "start", node)
         start_node = args[1] if len(args) == 2 else kw.get("start")
-        n, get = self.sequence(self.expr(args[0]), args[0])
+        n, get = self.iterable(args[0])
         b = self.b
         zero, one = b.i64(0), b.i64(1)
         if start_node is None:
@@ -420,7 +420,7 @@ class IndexingMixin:
         if not node.args:
             raise self.err(UnsupportedError, "zip() of nothing is an empty loop: not supported",
                            node)
-        seqs = [self.sequence(self.expr(a), a) for a in node.args]
+        seqs = [self.iterable(a) for a in node.args]
         b = self.b
         n = seqs[0][0]
         for m, _ in seqs[1:]:
@@ -452,6 +452,20 @@ class IndexingMixin:
                            "tuple in reverse order", node)
         n, get = self.sequence(v, arg)
         return b.op("arith.subi", n, b.i64(1)), b.i64(-1), b.i64(-1), get
+
+    def iterable(self, node):
+        """(length, get(k)) of what ``enumerate``/``zip`` are given: a sequence, or a ``range``,
+        ``reversed``, ``enumerate`` or ``zip`` of its own."""
+        if isinstance(node, ast.Call) and isinstance(f := self.expr(node.func), PyObj) and \
+                f.obj in (range, reversed, enumerate, zip):
+            lb, ub, step, bind = self.iteration(node)
+            b = self.b
+            if self.constant_of(Scalar(lb)) == 0 and self.constant_of(Scalar(step)) == 1:
+                return b.op("arith.maxi", ub, b.i64(0)), bind
+            n = self.range_trip(lb, ub, step)
+            return n, lambda k: bind(Scalar(b.op("arith.addi", lb, b.op("arith.muli", k.value,
+                                                                          step)), True))
+        return self.sequence(self.expr(node), node)
 
     def sequence(self, v, node):
         """(length, get(i)) of something indexable by a loop counter."""

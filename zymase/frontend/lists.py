@@ -19,6 +19,11 @@ def list_method(lw, lst, name, args, kwargs, node):
     if name != "append":
         raise lw.err(UnsupportedError, f"list.{name}() is not supported (only append)", node)
     if len(args) != 1 or not isinstance(args[0], Scalar):
+        if getattr(node, "zy_comprehension", False):  # desugar.py's append
+            raise lw.err(UnsupportedError, "a list comprehension's elements must be numbers "
+                         f"here, not {lw.describe(args[0])} (lists hold scalars in compiled "
+                         "code); for rows of a 2-D array, fill np.empty((m, n)) in a loop",
+                         node.args[0])
         raise lw.err(ZymaseTypeError, "list.append() takes one scalar", node)
     x = args[0]
     if not isinstance(lst, ListVal):

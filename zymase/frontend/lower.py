@@ -373,8 +373,6 @@ class FunctionLowerer(ExprLowerer):
 
     # ------------------------------------------------------------------ loops
     def visit_While(self, s):
-        if s.orelse:
-            raise UnsupportedError("`while ... else` is not supported", self.src.loc(s))
         names = scan.assigned_names(s.body)
         has_brk = scan.has_loop_exit(s.body, (ast.Break,))
 
@@ -578,8 +576,6 @@ class FunctionLowerer(ExprLowerer):
             self.symtab["$brk"] = outer_brk
 
     def visit_For(self, s):
-        if s.orelse:
-            raise UnsupportedError("`for ... else` is not supported", self.src.loc(s))
         iter_node, snaps = self.checkpoint_marker(s)
         it = self.iteration(iter_node)
         if it is None and snaps is not None:

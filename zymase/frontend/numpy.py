@@ -517,6 +517,8 @@ def reduce_all(lw, kind, v, node, axis=None, python=False):
     """sum/prod/max/min/mean/argmax/argmin of an array (all elements or along ``axis``)."""
     if isinstance(v, Scalar):
         return v
+    if isinstance(v, ListVal):
+        v = list_to_array(lw, v)
     if not isinstance(v, Array):
         raise lw.err(ZymaseTypeError, f"cannot reduce {lw.describe(v)}", node)
     from .reductions import python_extremum, reduce_array

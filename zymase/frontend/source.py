@@ -87,6 +87,8 @@ def get_source(fn) -> Source:
             except ValueError:
                 pass
     src = Source(fn, fdef, file, line0, col0, fn.__globals__, closure)
+    from .desugar import desugar
+    desugar(src)  # comprehensions and loop `else` as plain loops
     _CACHE[fn] = src
     return src
 
