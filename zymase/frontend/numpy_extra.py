@@ -17,15 +17,19 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import C64, C128, F32, F64, I1, I32, I64, ScalarType
+from ..ir.types import C64, C128, F32, F64, I1, I32, I64, ArrayType, ScalarType
 from .calls import CALLS, finite_to_int
 from .numpy import (
     METHODS,
+    alloc,
     array_from_sequence,
     complex_part,
     float_type,
     list_to_array,
+    load,
     map_elements,
+    nest,
+    store,
 )
 from .typing import Array, FVal, ListVal, PyObj, Scalar, SType, Tup, result_type, stype
 
@@ -383,6 +387,36 @@ def _rounding(opname, fname):
     return h
 
 
+def _np_round(lw, args, kwargs, node):
+    """``np.round(a, decimals=0)`` / ``np.around`` / ``a.round()``, NumPy's way (not Python's
+    correctly rounded ``round``): ``rint(a * 10**d) / 10**d``, or ``rint(a / 10**-d) * 10**-d``
+    for negative ``d``; integers are returned as they are for ``d >= 0``."""
+    b = bind(lw, "np.round", args, kwargs, node, [("a", REQUIRED), ("decimals", 0),
+                                                     ("out", None)])
+    if not is_none(b["out"]):
+        raise lw.err(UnsupportedError, "np.round(out=...) is not supported", node)
+    d = const_int(lw, b["decimals"], "np.round(decimals=...)", node)
+    x = operand(lw, b["a"], node)
+    t = sdtype(x).type
+    if t.is_complex:
+        raise lw.err(UnsupportedError, "np.round() of complex numbers is not supported", node)
+    if not t.is_inexact:
+        if d < 0:
+            raise lw.err(UnsupportedError, "np.round() of integers with negative decimals is "
+                         "not supported", node)
+        return elementwise(lw, x, lambda v: v.value, t, node)
+    ops = lw.b
+
+    def rnd(v):
+        if d == 0:
+            return ops.op("math.roundeven", v.value)
+        f = ops.const(10.0 ** abs(d), t)
+        scale, back = ("arith.mulf", "arith.divf") if d > 0 else ("arith.divf", "arith.mulf")
+        return ops.op(back, ops.op("math.roundeven", ops.op(scale, v.value, f)), f)
+
+    return elementwise(lw, x, rnd, t, node)
+
+
 # ---------------------------------------------------------------------- complex parts
 
 
@@ -477,10 +511,11 @@ SCALAR_TYPES = {
 
 
 def _checked_reducer(original, fname):
-    """The reducer of numpy.py with its keywords checked: ``keepdims=True``, ``dtype=...`` and
-    ``out=...`` are refused instead of being ignored."""
+    """The reducer of numpy.py with its keywords checked: ``keepdims=`` is honoured,
+    ``dtype=...`` and ``out=...`` are refused instead of being ignored."""
 
     def h(lw, args, kwargs, node):
+        kwargs, keep = pop_keepdims(lw, kwargs, fname, node)
         b = bind(
             lw,
             fname,
@@ -488,15 +523,18 @@ def _checked_reducer(original, fname):
             kwargs,
             node,
             [("a", REQUIRED), ("axis", None)],
-            {"keepdims": False, "out": None, "dtype": None},
+            {"out": None, "dtype": None},
         )
-        return original(lw, [b["a"]], _axis_kw(lw, b["axis"], node), node)
+        axis = _axis_kw(lw, b["axis"], node)
+        r = original(lw, [b["a"]], axis, node)
+        return keep_dims(lw, r, b["a"], b["axis"], node) if keep else r
 
     return h
 
 
 def _checked_method(original, name):
     def m(lw, a, args, kwargs, node):
+        kwargs, keep = pop_keepdims(lw, kwargs, f"ndarray.{name}", node)
         b = bind(
             lw,
             f"ndarray.{name}",
@@ -504,11 +542,51 @@ def _checked_method(original, name):
             kwargs,
             node,
             [("axis", None)],
-            {"keepdims": False, "out": None, "dtype": None},
+            {"out": None, "dtype": None},
         )
-        return original(lw, a, [], _axis_kw(lw, b["axis"], node), node)
+        r = original(lw, a, [], _axis_kw(lw, b["axis"], node), node)
+        return keep_dims(lw, r, a, b["axis"], node) if keep else r
 
     return m
+
+
+def pop_keepdims(lw, kwargs, fname, node):
+    """(the other keywords, the value of ``keepdims=``: a bool known at compile time)."""
+    if "keepdims" not in kwargs:
+        return kwargs, False
+    rest = dict(kwargs)
+    k = static(lw, rest.pop("keepdims"))
+    if not isinstance(k, (bool, np.bool_)):
+        raise lw.err(UnsupportedError, f"{fname}(keepdims=...) must be True or False, known at "
+                     "compile time", node)
+    return rest, bool(k)
+
+
+def keep_dims(lw, r, a, axis, node):
+    """The reduction ``r`` of ``a`` with the reduced axis kept as a length-1 axis (all axes
+    for ``axis=None``), as NumPy's ``keepdims=True``: a view of a fresh result."""
+    if not isinstance(a, Array):
+        return r  # a scalar's reduction is the scalar, and keepdims keeps it 0-d
+    nd = a.type.ndim
+    b = lw.b
+    if is_none(axis):
+        r = r if isinstance(r, Scalar) else Scalar(load(lw, r, []))
+        out = alloc(lw, r.type, [b.i64(1)] * nd)
+        store(lw, r.value, out, [b.i64(0)] * nd)
+        return out
+    if nd == 1:  # reduced to a scalar
+        out = alloc(lw, r.type, [b.i64(1)])
+        store(lw, r.value, out, [b.i64(0)])
+        return out
+    k = norm_axis(lw, const_int(lw, axis, "axis=", node), nd, node)
+    if r.type.layout != "C":
+        copy = alloc(lw, r.type.dtype, lw.dims(r))
+        nest(lw, lw.dims(r), lambda idx, acc: store(lw, load(lw, r, idx), copy, idx))
+        r = copy
+    dims = lw.dims(r)
+    dims = dims[:k] + [b.i64(1)] + dims[k:]
+    t = ArrayType(r.type.dtype, nd, "C")
+    return Array(b.create("array.reshape", [r.value, *dims], [t]).result)
 
 
 def _axis_kw(lw, axis, node):
@@ -553,6 +631,8 @@ register_all(
         np.reciprocal: _reciprocal,
         np.negative: _negative,
         np.sign: _sign,
+        np.round: _np_round,
+        np.around: _np_round,
         np.floor: _rounding("math.floor", "np.floor"),
         np.ceil: _rounding("math.ceil", "np.ceil"),
         np.trunc: _rounding("math.trunc", "np.trunc"),
@@ -566,6 +646,7 @@ register_all(
 )
 _register_checked_reducers()
 METHODS["clip"] = _m_clip
+METHODS["round"] = lambda lw, a, args, kwargs, node: _np_round(lw, [a, *args], kwargs, node)
 METHODS["conj"] = METHODS["conjugate"] = lambda lw, a, args, kwargs, node: _conj(
     lw, [a, *args], kwargs, node
 )

@@ -23,7 +23,9 @@ from .numpy_extra import (
     bind,
     check,
     is_none,
+    keep_dims,
     operand,
+    pop_keepdims,
     register_all,
     sdtype,
     static,
@@ -177,6 +179,7 @@ def _vdot(lw, args, kwargs, node):
 
 def _norm(lw, args, kwargs, node):
     """``np.linalg.norm(x)``: sqrt of the sum of squared magnitudes (vector 2-norm, Frobenius)."""
+    kwargs, keep = pop_keepdims(lw, kwargs, "np.linalg.norm", node)
     p = bind(
         lw,
         "np.linalg.norm",
@@ -184,7 +187,6 @@ def _norm(lw, args, kwargs, node):
         kwargs,
         node,
         [("x", REQUIRED), ("ord", None), ("axis", None)],
-        {"keepdims": False},
     )
     for k in ("ord", "axis"):
         if not is_none(p[k]):
@@ -213,7 +215,8 @@ def _norm(lw, args, kwargs, node):
         return [s]
 
     total = nest(lw, lw.dims(x), body, [lw.b.const(0, t)])[0]
-    return Scalar(lw.b.op("math.sqrt", total), False)
+    r = Scalar(lw.b.op("math.sqrt", total), False)
+    return keep_dims(lw, r, x, None, node) if keep else r
 
 
 def _abs_value(lw, v, t):

@@ -16,7 +16,9 @@ from .numpy_extra import (
     bind,
     const_int,
     is_none,
+    keep_dims,
     norm_axis,
+    pop_keepdims,
     register_all,
     size_of,
 )
@@ -83,6 +85,7 @@ def _var(sqrt):
     fname = "np.std" if sqrt else "np.var"
 
     def h(lw, args, kwargs, node):
+        kwargs, keep = pop_keepdims(lw, kwargs, fname, node)
         p = bind(
             lw,
             fname,
@@ -90,7 +93,6 @@ def _var(sqrt):
             kwargs,
             node,
             [("a", REQUIRED), ("axis", None), ("dtype", None), ("out", None), ("ddof", 0)],
-            {"keepdims": False},
         )
         for k in ("dtype", "out"):
             if not is_none(p[k]):
@@ -98,7 +100,8 @@ def _var(sqrt):
         a = as_array(lw, p["a"], fname, node)
         ddof = p["ddof"]
         ddof = lw.b.f64(float(ddof)) if isinstance(ddof, int) else _real(lw, ddof, fname, node)
-        return variance(lw, a, _axis(lw, p["axis"], a, node), ddof, sqrt)
+        r = variance(lw, a, _axis(lw, p["axis"], a, node), ddof, sqrt)
+        return keep_dims(lw, r, a, p["axis"], node) if keep else r
 
     return h
 
