@@ -651,6 +651,13 @@ METHODS["conj"] = METHODS["conjugate"] = lambda lw, a, args, kwargs, node: _conj
     lw, [a, *args], kwargs, node
 )
 
-from . import numpy_fancy, numpy_linalg, numpy_ranges, numpy_shape, numpy_stats  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    numpy_fancy,
+    numpy_linalg,
+    numpy_ranges,
+    numpy_shape,
+    numpy_sort,
+    numpy_stats,
+)
 from .numpy_fancy import fancy_read, fancy_write  # noqa: E402,F401
 from .numpy_linalg import matmul  # noqa: E402,F401

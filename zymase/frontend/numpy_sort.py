@@ -1,0 +1,105 @@
+"""Sorting: ``np.argsort``, ``np.sort``, ``a.argsort()``, ``a.sort()`` (in place) of 1-D arrays,
+and ``np.median``.
+
+The indices come from ``library.argsort_stable`` (a merge sort in plain Python, compiled like a
+user's helper); a sort is the gather ``a[idx]``, so its derivative is the gather's (reverse
+mode scatters the adjoint back through the same permutation).  Equal elements keep their index
+order, as NumPy's ``kind="stable"``; NumPy's default quicksort may order equal elements
+otherwise, which only ``argsort`` shows.  NaN sorts last, as in NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .numpy import alloc, load, nest, store
+from .numpy_extra import METHODS, REQUIRED, as_array, bind, is_none, register_all, static
+from .typing import Array, PyObj
+
+KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _params(lw, fname, args, kwargs, node, first):
+    """The bound arguments; every ``kind`` gives the stable order (a valid answer for each),
+    ``stable=`` likewise."""
+    rest = {k: v for k, v in kwargs.items() if k != "stable"}
+    p = bind(lw, fname, args, rest, node, ([(first, REQUIRED)] if first else []) + [
+        ("axis", -1), ("kind", None), ("order", None)])
+    if not is_none(p["order"]):
+        raise lw.err(UnsupportedError, f"{fname}(order=...) is not supported (structured "
+                     "arrays)", node)
+    if not is_none(p["kind"]) and static(lw, p["kind"]) not in KINDS:
+        raise lw.err(UnsupportedError, f"{fname}(kind=...) must be one of {KINDS[1:]}", node)
+    return p
+
+
+def _one_dim(lw, a, axis, fname, node) -> Array:
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, f"{fname}() of complex numbers is not supported", node)
+    ax = None if is_none(axis) else static(lw, axis)
+    if a.type.ndim != 1 or ax not in (None, 0, -1):
+        raise lw.err(UnsupportedError, f"{fname}() is supported for 1-D arrays (here: ndim="
+                     f"{a.type.ndim}, axis={ax}); sort each row in a loop", node)
+    return a
+
+
+def argsort(lw, a: Array, node) -> Array:
+    from .library import argsort_stable
+    return lw.call_user(argsort_stable, [a], {}, node)
+
+
+def gather(lw, a: Array, idx: Array) -> Array:
+    out = alloc(lw, a.type.dtype, lw.dims(a))
+    nest(lw, lw.dims(a), lambda i, acc: store(
+        lw, load(lw, a, [load(lw, idx, i)]), out, i))
+    return out
+
+
+def _np_argsort(lw, args, kwargs, node):
+    p = _params(lw, "np.argsort", args, kwargs, node, "a")
+    a = _one_dim(lw, as_array(lw, p["a"], "np.argsort", node), p["axis"], "np.argsort", node)
+    return argsort(lw, a, node)
+
+
+def _np_sort(lw, args, kwargs, node):
+    p = _params(lw, "np.sort", args, kwargs, node, "a")
+    a = _one_dim(lw, as_array(lw, p["a"], "np.sort", node), p["axis"], "np.sort", node)
+    return gather(lw, a, argsort(lw, a, node))
+
+
+def _m_argsort(lw, a, args, kwargs, node):
+    p = _params(lw, "ndarray.argsort", args, kwargs, node, None)
+    return argsort(lw, _one_dim(lw, a, p["axis"], "ndarray.argsort", node), node)
+
+
+def _m_sort(lw, a, args, kwargs, node):
+    """``a.sort()``: sorted in place (through a sorted copy)."""
+    p = _params(lw, "ndarray.sort", args, kwargs, node, None)
+    a = _one_dim(lw, a, p["axis"], "ndarray.sort", node)
+    s = gather(lw, a, argsort(lw, a, node))
+    nest(lw, lw.dims(a), lambda i, acc: store(lw, load(lw, s, i), a, i))
+    return PyObj(None)
+
+
+def _np_median(lw, args, kwargs, node):
+    """``np.median(a)`` of any array (all elements) or ``axis=0`` of a 1-D one."""
+    p = bind(lw, "np.median", args, kwargs, node, [("a", REQUIRED), ("axis", None),
+                                                      ("out", None), ("overwrite_input", False)],
+             {"keepdims": False})
+    if not is_none(p["out"]):
+        raise lw.err(UnsupportedError, "np.median(out=...) is not supported", node)
+    a = as_array(lw, p["a"], "np.median", node)
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, "np.median() of complex numbers is not supported", node)
+    if not is_none(p["axis"]):
+        a = _one_dim(lw, a, p["axis"], "np.median(axis=...)", node)
+    if a.type.ndim != 1:
+        from .numpy_shape import ravel
+        a = ravel(lw, a)
+    from .library import median
+    return lw.call_user(median, [a], {}, node)
+
+
+register_all({np.argsort: _np_argsort, np.sort: _np_sort, np.median: _np_median})
+METHODS.update({"argsort": _m_argsort, "sort": _m_sort})
