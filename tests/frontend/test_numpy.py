@@ -661,6 +661,33 @@ def test_keepdims_gradient():
     check_grads(loss, (arr(3, 4, dtype=np.float64),))
 
 
+def closeness(a, b):
+    return (np.isclose(a, b), np.allclose(a, b), np.isclose(a, b, equal_nan=True),
+            np.isclose(a, 1.0, rtol=0.1, atol=0.0), np.allclose(a[0], b[0]),
+            np.isclose(a, b, 1e-3, 1e-12))
+
+
+def fixed_point(x):
+    y = x.copy()
+    k = 0
+    while not np.allclose(y, np.cos(y)) and k < 1000:
+        y = np.cos(y)
+        k += 1
+    return y, k
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_isclose_like_numpy(dtype):
+    inf, nan = np.inf, np.nan
+    a = np.array([1.0, 1.0 + 1e-9, inf, inf, nan, 1.0, 0.0, 1e-9, 1.05, 1e30, 2.0])
+    b = np.array([1.0, 1.0, inf, -inf, nan, inf, 1e-9, 0.0, 1.0, 1e30 * 1.000001, 2.0])
+    if np.dtype(dtype).kind == "i":
+        a, b = np.arange(11), np.arange(11)[::-1].copy()
+    check(closeness, a.astype(dtype), b.astype(dtype))
+    check(closeness, a.astype(dtype), b[:1].astype(dtype))  # broadcasting
+    check(fixed_point, np.linspace(0.0, 1.0, 4))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_round_like_numpy(dtype):
     # halves and values whose scaled product rounds across a half (NumPy's method, not Python's)

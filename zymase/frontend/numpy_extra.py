@@ -318,6 +318,52 @@ def _hypot(lw, args, kwargs, node):
     return elementwise2(lw, b["x1"], b["x2"], elem, float_type, node)
 
 
+def _isclose(lw, args, kwargs, node, fname="np.isclose"):
+    """NumPy's ``isclose``: ``|a - b| <= atol + rtol * |b|`` where both are finite, ``a == b``
+    where either is not (inf is close to inf only), NaN close to NaN only with ``equal_nan``;
+    computed in the inputs' float type (float32 stays float32, as in NumPy)."""
+    p = bind(lw, fname, args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED), ("rtol", 1e-05),
+                                             ("atol", 1e-08), ("equal_nan", False)])
+    equal_nan = static(lw, p["equal_nan"])
+    if not isinstance(equal_nan, (bool, np.bool_)):
+        raise lw.err(UnsupportedError, f"{fname}(equal_nan=...) must be True or False, known "
+                     "at compile time", node)
+    tols = []
+    for k in ("rtol", "atol"):
+        v = p[k] if isinstance(p[k], FVal) else Scalar(lw.b.f64(p[k]), True)
+        if not isinstance(v, Scalar) or v.type.is_complex:
+            raise lw.err(ZymaseTypeError, f"{fname}({k}=...) must be a real number", node)
+        tols.append(v)
+    b = lw.b
+
+    def elem(x, y, t):
+        ft = float_type(t)
+        if ft.is_complex:
+            raise lw.err(UnsupportedError, f"{fname}() of complex numbers is not supported",
+                         node)
+        x, y = b.cast(x.value, ft), b.cast(y.value, ft)
+        rtol, atol = (b.cast(v.value, ft) for v in tols)
+        diff = b.op("math.absf", b.op("arith.subf", x, y))
+        tol = b.op("arith.addf", atol, b.op("arith.mulf", rtol, b.op("math.absf", y)))
+        close = b.op("arith.cmpf", diff, tol, pred="le")
+        finite = b.op("arith.andi", b.op("math.isfinite", x), b.op("math.isfinite", y))
+        r = b.op("arith.select", finite, close, b.op("arith.cmpf", x, y, pred="eq"))
+        if equal_nan:
+            both = b.op("arith.andi", b.op("math.isnan", x), b.op("math.isnan", y))
+            r = b.op("arith.ori", r, both)
+        return r
+
+    return elementwise2(lw, p["a"], p["b"], elem, lambda t: I1, node)
+
+
+def _allclose(lw, args, kwargs, node):
+    close = _isclose(lw, args, kwargs, node, "np.allclose")
+    if isinstance(close, Scalar):
+        return close
+    from .numpy import reduce_all
+    return reduce_all(lw, "all", close, node)
+
+
 def _reciprocal(lw, args, kwargs, node):
     """1/x; on integers NumPy's C division: 1 and -1 map to themselves, 0 to the minimum int."""
     b = bind(lw, "np.reciprocal", args, kwargs, node, [("x", REQUIRED)])
@@ -623,6 +669,8 @@ register_all(
     {
         np.where: _where,
         np.clip: _clip,
+        np.isclose: _isclose,
+        np.allclose: _allclose,
         np.isnan: _is_test("math.isnan"),
         np.isinf: _is_test("math.isinf"),
         np.isfinite: _is_test("math.isfinite"),
