@@ -231,10 +231,13 @@ def _for(rt, op) -> None:
     rt.rloops[op] = loop
     res = loop.results
     rt.drop_snapshots(op)
-    for j, k in enumerate(act_c):
-        rt.accumulate(op.operands[3 + k], res[j])
+    # the free values first: their loop results already hold the adjoints they had before it,
+    # and a free value can also be an initial value (`r = x; for ...: r = r + x`), whose
+    # adjoint from the loop's first iteration is added next (not overwritten)
     for i, f in enumerate(free):
         rt.ct[f] = res[len(act_c) + i]
+    for j, k in enumerate(act_c):
+        rt.accumulate(op.operands[3 + k], res[j])
     for j, k in enumerate(renew):  # the first version's shadow is the initial array's
         if rt.act.active(op.operands[3 + k]):
             add_into(b, rt.shadow(op.operands[3 + k]), res[len(act_c) + len(free) + j])
@@ -320,10 +323,10 @@ def _while(rt, op) -> None:
     loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
     res = loop.results
+    for i, f in enumerate(free):  # first, as in _for
+        rt.ct[f] = res[len(act_b) + i]
     for j, k in enumerate(act_b):
         rt.accumulate(op.operands[k], res[j])
-    for i, f in enumerate(free):
-        rt.ct[f] = res[len(act_b) + i]
 
 
 def _call(rt, op) -> None:
