@@ -189,6 +189,7 @@ class _GradPlan:
                                            not types[0].is_complex)
 
     def __call__(self, args):
+        self.d.check_distinct(args)
         shadows = {i: np.zeros_like(args[i]) for i in self.arrays}
         flat = list(args) + list(shadows.values()) + [self.seed]
         if self.fast_ok:
@@ -258,6 +259,7 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_prima
         if isinstance(flat[i], np.ndarray):
             shadows[i] = np.zeros_like(flat[i])
     seed = scalar_desc[1].np_dtype.type(1.0)
+    d.check_distinct(flat)
     out = d.call(flat + list(shadows.values()) + [seed])
     from .compiler import rebuild_result
     primal = rebuild_result(desc, out[:d.n_flat_results]) if d.n_flat_results or \

@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .backends.llvm.codegen import generate
 from .backends.llvm.engine import compile_ir
 from .compiler import allow_inlining, describe_result, env_dump, optimize
-from .errors import DifferentiationError
+from .errors import DifferentiationError, caller_loc
 from .frontend.args import param_template
 from .frontend.module import ModuleLowerer
 from .frontend.typing import flatten, ir_types
@@ -55,6 +57,35 @@ class Derivative:
     n_flat_results: int
     fast: Any = None  # Dispatcher of the C entry (at most one scalar result), or None
     adjoint: Any = None  # "rev-split": the adjoint function's EntryPoint (``entry`` is forward's)
+    written: tuple = ()  # reverse modes: flat argument positions the primal writes
+
+    def check_distinct(self, flat: list, shadows: dict | None = None) -> None:
+        """Reverse mode is compiled for arrays that do not share memory: a value the adjoint
+        sweep needs is kept from being overwritten only through its own array.  Refuse a call
+        where an array the function writes (or a shadow it accumulates into) overlaps another
+        array it is given, rather than return a wrong derivative."""
+        if not self.written and not shadows:
+            return
+        arrays = [(k, x) for k, x in enumerate(flat[:self.n_flat_args])
+                  if isinstance(x, np.ndarray)]
+        arrays += [(("shadow", i), x) for i, x in (shadows or {}).items()]
+        if len(arrays) < 2:
+            return
+        written = set(self.written) | {k for k, _ in arrays if isinstance(k, tuple)}
+        for i, (ki, x) in enumerate(arrays):
+            for kj, y in arrays[i + 1:]:
+                if (ki in written or kj in written) and np.may_share_memory(x, y):
+                    w, other = (ki, kj) if ki in written else (kj, ki)
+                    raise DifferentiationError(
+                        f"{self._describe(w)} and {self._describe(other)} share memory, and "
+                        f"the derivative writes {self._describe(w)}: reverse mode needs arrays "
+                        "that do not overlap (pass a copy, e.g. f(a, a.copy()))", caller_loc())
+
+    def _describe(self, k) -> str:
+        if isinstance(k, tuple):
+            return "the shadow of " + self._describe(k[1])
+        pos, path = self.leaf_of[k]
+        return f"argument {pos}" + "".join(f"[{p!r}]" for p in path)
 
     def call(self, flat: list) -> list:
         return self.entry.call(flat)
@@ -108,6 +139,9 @@ def compile_derivative(fn, args, req: Request, options: Options,
             pos += 1
     func = ml.module[func.sym_name]
     func.attrs.pop("entry", None)
+    written = ()
+    if req.mode != "fwd":
+        written = tuple(written_arguments(func, ml.module))
     from .autodiff.forward import jvp_function
     from .autodiff.reverse import grad_function
     more = []
@@ -160,7 +194,7 @@ def compile_derivative(fn, args, req: Request, options: Options,
     if fast_symbol is not None:
         fast = _fast_builtin(entry, compiled.address(fast_symbol))
     return Derivative(entry, templates, describe_result(result), flat_active, leaf_of,
-                      ml.module, d.sym_name, pos, n_res, fast, adjoint)
+                      ml.module, d.sym_name, pos, n_res, fast, adjoint, written)
 
 
 def _fast_builtin(entry, address):

@@ -146,6 +146,8 @@ def _reverse(mode, fn, args, options, given):
                 sh = copies[-1][1]
             shadows.append(sh)
     seeds = [desc[1].np_dtype.type(1.0)] if scalar_result else []
+    d.check_distinct(flat, dict(zip((i for i in d.flat_active if isinstance(flat[i], np.ndarray)),
+                                    shadows)))
     out = d.call(flat + shadows + seeds)
     for user, tmp in copies:
         user[...] = tmp

@@ -170,6 +170,7 @@ class _Forward:
         self.d = d
         self.shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active
                         if isinstance(flat[i], np.ndarray)}
+        d.check_distinct(flat)
         res = d.entry.call(list(flat) + list(self.shadows.values()))
         n = d.n_flat_results
         self.results, self.residuals = res[:n], res[n:-2]
@@ -220,6 +221,7 @@ def _float_result_positions(comp, primals):
 
 def _pullback(d, flat, primals, nums, ct):
     shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)}
+    d.check_distinct(flat)
     out = d.call(flat + list(shadows.values()) + _seeds(d, ct))
     per_arg = _gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
     return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
@@ -424,6 +426,7 @@ def _hvp(comp, primals, argnums, vs):
     seed = [d.result[1].np_dtype.type(1.0)]
     tans = [_as_tangent(v, x) for v in vs]
     shadow_tans = [np.zeros_like(x) for _ in vs] if is_array else []
+    d.check_distinct(flat)
     out = d.call(flat + shadow + seed + tans + shadow_tans)
     if is_array:
         return shadow_tans
