@@ -97,7 +97,8 @@ def _with_defaults(fn, args):
 
 
 def _compiled(fn, options):
-    key = (fn, tuple(sorted(options.items())))
+    key = (fn, tuple(sorted((k, frozenset(v) if isinstance(v, (set, list)) else v)
+                            for k, v in options.items())))
     c = _CACHE.get(key)
     if c is None:
         c = _CACHE[key] = _Compiled(fn, _options(**options))

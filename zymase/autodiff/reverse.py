@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
-from ..ir.core import PURE, Block, Func, Module, Region, Value
+from ..ir.core import PURE, VIEW, Block, Func, Module, Region, Value
+from ..ir.roots import array_flows
 from ..ir.types import I64, TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
@@ -145,6 +146,7 @@ class ReverseTransform:
         self._static = False
         self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
         self.memory_limit = None
+        self._flow_sources = None  # array value -> [(sources, through a view/call)]
         self.name = None  # the function's name when not f.grad (split pairs)
         self.split_calls: dict = {}  # primal call -> (adjoint name, forward (buf, pos))
         # split calls and arrays kept by reference (off under forward mode over this function,
@@ -753,7 +755,7 @@ class ReverseTransform:
         adjoint sweep selects that buffer's shadow.  None when some candidate has no shadow."""
         roots = self.act.roots.get(a, set())
         if len(roots) < 2 or not all(r in self.fshadow and r.block is self.func.body
-                                     for r in roots):
+                                     for r in roots) or not self._whole_buffers(a, roots):
             return None
         ptr = self._data_ptr(a)
         b = self.b
@@ -763,6 +765,33 @@ class ReverseTransform:
             same = b.op("arith.cmpi", ptr, b.op("array.data_ptr", self.fmap[r]), pred="eq")
             out = b.op("arith.select", same, self._as(self.fshadow[r], a.type), out)
         return out
+
+    def _whole_buffers(self, a: Value, roots: set) -> bool:
+        """Whether every array ``a`` may be is one of ``roots`` itself, not a view into one
+        (``a[1:] if c else b[:-1]``, views swapped in a loop): only then does its address name
+        its buffer.  (A view's shadow chosen by address took the whole buffer's shadow as the
+        view: wrong adjoints, silently.)"""
+        if self._flow_sources is None:
+            src: dict = {}
+            for op in self.func.walk():
+                opaque = op.has_trait(VIEW) or op.name == "func.call"
+                for dst, srcs in array_flows(op):
+                    src.setdefault(dst, []).append((srcs, opaque))
+            self._flow_sources = src
+        seen, todo = set(), [a]
+        while todo:
+            v = todo.pop()
+            if v in seen or v in roots:
+                continue
+            seen.add(v)
+            entries = self._flow_sources.get(v)
+            if not entries:
+                return False
+            for srcs, opaque in entries:
+                if opaque or not srcs:
+                    return False
+                todo.extend(srcs)
+        return True
 
     def renewed_value(self, a: Value) -> Value:
         """The buffer block argument ``a`` of a loop that renews it (``renewed_array``) held in
