@@ -171,3 +171,12 @@ def test_repeated_grad_calls_take_the_cached_plan():
     for _ in range(2):  # the error raised inside compiled code, through the C entry too
         with pytest.raises(IndexError, match="out of bounds"):
             gi(a, 17)
+
+
+def test_autodiff_takes_disable_as_a_set_like_grad():
+    def f(x):
+        return (x * x).sum()
+
+    x, dx = np.array([1.0, 2.0, 3.0]), np.zeros(3)
+    zymase.autodiff(zymase.Reverse, f, zymase.Duplicated(x, dx), disable={"reload"})
+    np.testing.assert_array_equal(dx, 2 * x)
