@@ -280,6 +280,7 @@ def _jacfwd(comp, args, argnums):
                                    caller_loc())
     k = _argnums(argnums, len(args), comp.fn)[0]
     _check_differentiable(args, (k,), comp.fn)
+    _float_or_array("jacfwd", args, (k,))
     x = args[k]
     columns = {}
     for idx, run in _chunks(x, args):
@@ -356,14 +357,21 @@ def jacrev(fn, argnums=0, **options):
     return wrapper
 
 
+def _float_or_array(what, args, nums):
+    """Jacobians and Hessians are matrices over one float or array argument each."""
+    for k in nums:
+        if not isinstance(args[k], (float, np.floating, np.ndarray)):
+            raise DifferentiationError(
+                f"{what} differentiates with respect to floats and arrays; argument {k} is a "
+                f"{type(args[k]).__name__} "
+                "(pass its arrays as separate arguments; grad and vjp take tuples, dataclasses "
+                "and dicts)", caller_loc())
+
+
 def _jacrev(comp, args, argnums):
     nums = _argnums(argnums, len(args), comp.fn)
     _check_differentiable(args, nums, comp.fn)
-    for k in nums:
-        if not isinstance(args[k], (float, np.floating, np.ndarray)):
-            raise DifferentiationError(f"jacrev differentiates with respect to floats and arrays; "
-                                       f"argument {k} is a {type(args[k]).__name__}",
-                                       caller_loc())
+    _float_or_array("jacrev", args, nums)
     out, pull = _vjp(comp, args, len(args))
     outs = out if isinstance(out, tuple) else (out,)
     for o in outs:
@@ -414,6 +422,7 @@ def _hvp(comp, primals, argnums, vs):
         raise DifferentiationError("hessian and hvp take one argnums (an int)", caller_loc())
     k = _argnums(argnums, len(primals), comp.fn)[0]
     _check_differentiable(primals, (k,), comp.fn)
+    _float_or_array("hessian/hvp", primals, (k,))
     d = comp.get(primals, Request("fwd-rev", (k,), len(vs), (0,)))
     if d.result[0] != "s":
         raise DifferentiationError("hessian needs a function returning a float scalar",
@@ -445,6 +454,8 @@ def hessian(fn, argnums=0, **options):
                 raise DifferentiationError("hessian and hvp take one argnums (an int)",
                                            caller_loc())
             k = _argnums(argnums, len(args), comp.fn)[0]
+            _check_differentiable(args, (k,), comp.fn)
+            _float_or_array("hessian", args, (k,))
             x = args[k]
             cols = []
             for idx, run in _chunks(x, args):

@@ -111,3 +111,19 @@ def test_pullback_checks_the_cotangent_against_the_output():
     _, pull2 = zymase.vjp(two_outputs, A, B)
     with pytest.raises(zymase.DifferentiationError, match="tuple of 2"):
         pull2(np.ones(3))
+
+
+def test_matrix_transforms_refuse_structured_arguments_clearly():
+    def f(t):
+        a, b = t
+        return (a * b).sum() + a[0] ** 3
+
+    t = (np.array([0.5, 1.0, 1.5]), np.array([2.0, 1.0, 0.5]))
+    for name, transform in (("hessian", zymase.hessian), ("jacfwd", zymase.jacfwd),
+                            ("jacrev", zymase.jacrev)):
+        with pytest.raises(zymase.DifferentiationError,
+                           match=f"{name} differentiates with respect to floats and arrays; "
+                                 "argument 0 is a tuple"):
+            transform(f)(t)
+    with pytest.raises(zymase.DifferentiationError, match="argument 0 is a tuple"):
+        zymase.hvp(f)(t, (np.ones(3), np.ones(3)))
