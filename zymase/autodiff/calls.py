@@ -38,10 +38,13 @@ def reverse_call(rt, op) -> None:
     parent = op.parent_op
     while parent is not rt.func:
         if parent.name != "scf.if":
+            why = "" if rt.split else (
+                " under hessian/hvp or memory_limit, which re-run the call in the adjoint "
+                "sweep (grad and vjp take it through the split form)")
             raise DifferentiationError(
                 f"reverse mode through the call to `{op.attrs['callee']}` inside a loop (a "
                 "recursive call, or a helper marked with zymase.checkpoint) is not supported "
-                "yet", op.loc)
+                f"yet{why}", op.loc)
         parent = parent.parent_op
     if any(not is_float(op.results[k]) for k in res):
         raise DifferentiationError("reverse mode through a call returning an array (a recursive "

@@ -229,9 +229,13 @@ class Checkpointed:
             if owner is not None and loop.is_ancestor_of(owner):
                 continue  # made inside the loop: fresh each iteration
             if r.block is not rt.func.body:
-                raise DifferentiationError("checkpointing this loop needs to save a buffer that "
-                                           "is not made at the function's top level",
-                                           loop.loc)
+                made = f" (made at line {owner.loc.line})" if owner is not None and \
+                    owner.loc.line > 0 else ""
+                raise DifferentiationError(
+                    "checkpointing the loop here (memory_limit; array expressions and slice "
+                    f"assignments are loops too) needs to save a buffer{made} that is made "
+                    "inside a branch or another loop, which is not supported yet: make it "
+                    "before the branch, or drop memory_limit", loop.loc)
             out.append(r)
         return sorted(out, key=lambda r: (r.op is not None, r.index if r.op is None else
                                           rt.func.body.ops.index(r.op)))
