@@ -12,6 +12,8 @@ from __future__ import annotations
 import linecache
 
 from .ir.core import Loc
+from numpy.linalg import LinAlgError as _LinAlgError
+
 from .ir.ops.rt import ShapeError as _IRShapeError
 
 
@@ -96,6 +98,26 @@ class ZymaseUnboundLocalError(ZymaseError, UnboundLocalError):
     """A local variable is read on a path that did not assign it (raised at run time)."""
 
 
+class ZymaseRuntimeError(ZymaseError, RuntimeError):
+    """A ``raise RuntimeError(...)`` of the user's, in compiled code."""
+
+
+class ZymaseNotImplementedError(ZymaseError, NotImplementedError):
+    """A ``raise NotImplementedError(...)`` of the user's, in compiled code."""
+
+
+class ZymaseArithmeticError(ZymaseError, ArithmeticError):
+    """A ``raise ArithmeticError(...)`` of the user's, in compiled code."""
+
+
+class ZymaseFloatingPointError(ZymaseError, FloatingPointError):
+    """A ``raise FloatingPointError(...)`` of the user's, in compiled code."""
+
+
+class ZymaseLinAlgError(ZymaseError, _LinAlgError):
+    """``numpy.linalg.LinAlgError`` raised by compiled code."""
+
+
 class DifferentiationError(ZymaseError):
     """The requested derivative cannot be computed (no rule, inactive output, integer input)."""
 
@@ -109,4 +131,10 @@ RUNTIME_ERRORS = {
     "AssertionError": ZymaseAssertionError,
     "MemoryError": ZymaseMemoryError,
     "UnboundLocalError": ZymaseUnboundLocalError,
+    "TypeError": ZymaseTypeError,
+    "RuntimeError": ZymaseRuntimeError,
+    "NotImplementedError": ZymaseNotImplementedError,
+    "ArithmeticError": ZymaseArithmeticError,
+    "FloatingPointError": ZymaseFloatingPointError,
+    "LinAlgError": ZymaseLinAlgError,
 }

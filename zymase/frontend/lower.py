@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from ..checkpointing import checkpoint
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.builder import Builder
@@ -56,6 +58,7 @@ class FunctionLowerer(ExprLowerer):
         self.b = Builder.at_end(func.body, src.loc(src.tree))
         self.symtab: dict[str, object] = {}
         self.terminated = False
+        self.raised = False  # the current path ended in a `raise`
         self.in_loop = False
         self.returns_value = scan.returns_value(src.tree)
         self.maybe_unbound = scan.maybe_unbound(src.tree)  # the names that get `$def:` flags
@@ -193,6 +196,36 @@ class FunctionLowerer(ExprLowerer):
         self.symtab["$cont"] = self.const_bool(True)
         self.terminated = True
 
+    def visit_Raise(self, s):
+        """``raise E`` / ``raise E("message")`` of a builtin exception (or NumPy's
+        LinAlgError): the path ends with the exception at this line.  The message is the string
+        given, or the text of an f-string (its ``{...}`` parts as written)."""
+        if s.exc is None:
+            raise UnsupportedError("a bare `raise` (re-raising) is not supported in compiled code",
+                                   self.src.loc(s))
+        if s.cause is not None and not (isinstance(s.cause, ast.Constant) and
+                                        s.cause.value is None):
+            raise UnsupportedError("`raise ... from <exception>` is not supported (`from None` "
+                                   "is)", self.src.loc(s))
+        call = s.exc if isinstance(s.exc, ast.Call) else None
+        cls = self.expr(call.func if call is not None else s.exc)
+        kind = RAISABLE.get(cls.obj) if isinstance(cls, PyObj) and isinstance(cls.obj, type) \
+            else None
+        if kind is None:
+            raise UnsupportedError("raising this is not supported in compiled code (builtin "
+                                   f"exceptions can be raised: {', '.join(RAISABLE.values())})",
+                                   self.src.loc(s))
+        msg = ""
+        if call is not None:
+            if call.keywords or len(call.args) > 1:
+                raise UnsupportedError("an exception raised in compiled code takes one message "
+                                       "argument", self.src.loc(call))
+            if call.args:
+                msg = _message_text(call.args[0])
+        self.b.create("rt.assert", [self.b.i1(False)], [], {
+            "kind": kind, "msg": msg.replace("{", "{{").replace("}", "}}")})
+        self.raised = self.terminated = True
+
     def visit_Assert(self, s):
         ok = self.truth(self.expr(s.test), s.test)
         msg = "assertion failed"
@@ -219,17 +252,24 @@ class FunctionLowerer(ExprLowerer):
     # ------------------------------------------------------------------ if / merge
     def lower_if(self, cond: Scalar, then_fn, else_fn) -> None:
         """Emit ``scf.if``; names bound differently by the branches become its results."""
-        before, term0 = dict(self.symtab), self.terminated
-        envs, blocks, terms = [], [], []
+        before, term0, raised0 = dict(self.symtab), self.terminated, self.raised
+        envs, blocks, terms, raised = [], [], [], []
         for fn in (then_fn, else_fn):
             block = Block()
-            self.symtab, self.terminated = dict(before), term0
+            self.symtab, self.terminated, self.raised = dict(before), term0, False
             with self.b.at(block):
                 if fn is not None:
                     fn()
             envs.append(self.symtab)
             blocks.append(block)
             terms.append(self.terminated)
+            raised.append(self.raised)
+        for k in range(2):  # a branch that raised goes nowhere: the other branch's names win
+            if raised[k] and not raised[1 - k]:
+                with self.b.at(blocks[k]):
+                    envs[k] = {n: v if v is before.get(n, UNDEF) else self.placeholder(v)
+                               for n, v in envs[1 - k].items()}
+        self.raised = raised0 or all(raised)
         merged, same = self._merge_envs(before, envs, blocks)
         op = self.b.create("scf.if", [cond.value], [t for _, tpl in merged for t in _types(tpl)],
                            regions=[Region([blk]) for blk in blocks])
@@ -688,3 +728,22 @@ def _clear(block: Block):
 
 
 _ = (I1, Func)
+
+
+# exceptions compiled code can raise (``raise E(...)``) -> rt.assert kind
+RAISABLE = {ValueError: "ValueError", IndexError: "IndexError",
+            ZeroDivisionError: "ZeroDivisionError", OverflowError: "OverflowError",
+            AssertionError: "AssertionError", MemoryError: "MemoryError", TypeError: "TypeError",
+            RuntimeError: "RuntimeError", NotImplementedError: "NotImplementedError",
+            ArithmeticError: "ArithmeticError", FloatingPointError: "FloatingPointError",
+            np.linalg.LinAlgError: "LinAlgError"}
+
+
+def _message_text(node) -> str:
+    """The text of an exception's message: a string, or an f-string as written."""
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else
+                       "{" + ast.unparse(v.value) + "}" for v in node.values)
+    return ast.unparse(node)

@@ -70,6 +70,12 @@ EXCEPTIONS = {
     "AssertionError": AssertionError,
     "MemoryError": MemoryError,
     "UnboundLocalError": UnboundLocalError,
+    "TypeError": TypeError,
+    "RuntimeError": RuntimeError,
+    "NotImplementedError": NotImplementedError,
+    "ArithmeticError": ArithmeticError,
+    "FloatingPointError": FloatingPointError,
+    "LinAlgError": np.linalg.LinAlgError,
 }
 
 

@@ -8,7 +8,8 @@ from .base import SimpleOp, VerifyError
 
 EXCEPTIONS = ("IndexError", "ValueError", "ShapeError", "ZeroDivisionError", "OverflowError",
               "AssertionError", "MemoryError",
-              "UnboundLocalError")
+              "UnboundLocalError", "TypeError", "RuntimeError", "NotImplementedError",
+              "ArithmeticError", "FloatingPointError", "LinAlgError")
 
 
 class ShapeError(ValueError):
