@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import linecache
 
-from .ir.core import Loc
 from numpy.linalg import LinAlgError as _LinAlgError
 
+from .ir.core import Loc
 from .ir.ops.rt import ShapeError as _IRShapeError
 
 
