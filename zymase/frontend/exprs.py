@@ -385,7 +385,11 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         v = self.expr(node.operand)
         op = node.op
         if isinstance(op, ast.Not):
-            return Scalar(self.b.op("arith.not", self.truth(v, node).value), True)
+            t = self.truth(v, node)
+            c = self.constant_of(t)
+            if c is not None:
+                return self.const_bool(not c)
+            return Scalar(self.b.op("arith.not", t.value), True)
         if isinstance(v, Array):
             return self.array_unary(op, v, node)
         if not isinstance(v, Scalar):
@@ -454,6 +458,11 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
                            node)
         if isinstance(a, Array) or isinstance(b, Array):
             return self.array_compare(COMPARE[type(op)], a, b, node)
+        ca, cb = self.constant_of(a), self.constant_of(b)
+        if type(ca) in (int, bool) and type(cb) in (int, bool):
+            # integers known when compiling (a.ndim == 1, len of a tuple): a constant, so that
+            # `if` compiles only the branch taken
+            return self.const_bool(_py_compare(type(op), ca, cb))
         if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
             if isinstance(a, PyObj) and isinstance(b, PyObj):
                 return self.const_bool(_py_compare(type(op), a.obj, b.obj))
@@ -578,6 +587,14 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         params = self.bind_params(fn, args, kwargs, node)
         callee, result = self.mod.specialize(fn, params, self.src.loc(node))
         return self.emit_call(callee, params, result)
+
+    def call_library(self, fn, args, node):
+        """Call a routine of ``library.py``: compiled like a helper, and marked so that its
+        ops take the caller's location when inlined (errors name the user's line)."""
+        out = self.call_user(fn, args, {}, node)
+        call = next(op for op in reversed(self.b.block.ops) if op.name == "func.call")
+        self.mod.module[str(call.attrs["callee"])].attrs["library"] = True
+        return out
 
     def emit_call(self, callee, params, result):
         flat_args = [v for p in params for v in _flat(p)]

@@ -62,3 +62,68 @@ def median(a):
     if n % 2 == 1:
         return s[n // 2] + zero
     return (s[n // 2 - 1] + s[n // 2]) / 2.0 + zero
+
+
+def lu_solve(a, b):
+    """X with ``a @ X = b`` (``b`` of shape (n, k)): Gaussian elimination with partial pivoting,
+    LAPACK's ``gesv`` method; LinAlgError("Singular matrix") on an exactly zero pivot, as
+    NumPy raises."""
+    n = a.shape[0]
+    m = a.astype(np.float64)
+    x = b.astype(np.float64)
+    k = x.shape[1]
+    for c in range(n):
+        p = c
+        best = abs(m[c, c])
+        for r in range(c + 1, n):
+            if abs(m[r, c]) > best:
+                best = abs(m[r, c])
+                p = r
+        if best == 0.0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        if p != c:
+            for j in range(n):
+                t = m[c, j]
+                m[c, j] = m[p, j]
+                m[p, j] = t
+            for j in range(k):
+                t = x[c, j]
+                x[c, j] = x[p, j]
+                x[p, j] = t
+        for r in range(c + 1, n):  # (no skipping f == 0: its derivative may not be 0)
+            f = m[r, c] / m[c, c]
+            for j in range(c + 1, n):
+                m[r, j] -= f * m[c, j]
+            for j in range(k):
+                x[r, j] -= f * x[c, j]
+    for c in range(n - 1, -1, -1):
+        for j in range(k):
+            s = x[c, j]
+            for r in range(c + 1, n):
+                s -= m[c, r] * x[r, j]
+            x[c, j] = s / m[c, c]
+    return x
+
+
+def _square(a):
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return a.shape[0]
+
+
+def solve(a, b):
+    """``np.linalg.solve(a, b)``: ``b`` of shape (n,) or (n, k).  Derivatives go through the
+    elimination (its tape holds about n**3 / 3 numbers)."""
+    n = _square(a)
+    if b.shape[0] != n:
+        raise ValueError("solve: b must have as many rows as a")
+    if b.ndim == 1:  # (known when compiling: one branch is compiled)
+        x = lu_solve(a, b.reshape(n, 1))[:, 0].copy()
+    else:
+        x = lu_solve(a, b)
+    return x
+
+
+def inv(a):
+    """``np.linalg.inv(a)``: the solve of ``a @ X = I``."""
+    return lu_solve(a, np.eye(_square(a)))

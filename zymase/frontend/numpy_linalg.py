@@ -13,7 +13,7 @@ import ast
 import numpy as np
 
 from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import F64, I64
+from ..ir.types import F32, F64, I64
 from .numpy import alloc, array_binop, array_from_sequence, load, map_elements, nest, store
 from .numpy_extra import (
     METHODS,
@@ -172,6 +172,34 @@ def _vdot(lw, args, kwargs, node):
         "vdot: the operands have different sizes",
     )
     return Scalar(_dot_loop(lw, a, b, t, conj=True), False)
+
+
+# ---------------------------------------------------------------------- solve, inv
+
+
+def _library_call(name, nargs):
+    """``np.linalg.solve`` / ``inv`` of float or int matrices: ``library.py``'s elimination,
+    compiled like a helper (batched, ndim > 2, inputs are refused)."""
+    fname = f"np.linalg.{name}"
+
+    def h(lw, args, kwargs, node):
+        p = bind(lw, fname, args, kwargs, node, [(k, REQUIRED) for k in ("a", "b")[:nargs]])
+        arrays = [as_array(lw, p[k], fname, node) for k in ("a", "b")[:nargs]]
+        for x in arrays:
+            if x.type.dtype.is_complex:
+                raise lw.err(UnsupportedError, f"{fname}() of complex matrices is not "
+                             "supported", node)
+        if arrays[0].type.ndim != 2 or (nargs == 2 and arrays[1].type.ndim > 2):
+            raise lw.err(UnsupportedError, f"{fname}() is supported for one matrix (ndim 2; "
+                         "stacks of matrices are not)", node)
+        from . import library
+        out = lw.call_library(getattr(library, name), arrays, node)
+        if all(x.type.dtype == F32 for x in arrays):  # NumPy keeps float32 (computed in double)
+            out = map_elements(lw, [out], lambda v: Scalar(lw.b.cast(v.value, F32), False), F32,
+                               node)
+        return out
+
+    return h
 
 
 # ---------------------------------------------------------------------- norm
@@ -396,6 +424,8 @@ register_all(
         np.outer: _outer,
         np.vdot: _vdot,
         np.linalg.norm: _norm,
+        np.linalg.solve: _library_call("solve", 2),
+        np.linalg.inv: _library_call("inv", 1),
         np.trace: _trace,
         np.diag: _diag,
         np.diagonal: _diagonal,

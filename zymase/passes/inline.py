@@ -4,7 +4,8 @@ Expects: a module whose functions end with exactly one ``func.return`` as their 
 flow is structured, so a body is a straight list of ops).  Leaves: no calls to functions that are
 not (directly or mutually) recursive and not marked ``noinline`` (functions with custom
 derivative rules, until differentiation has used them); callees that are no longer called and are
-not marked ``entry`` are removed.  Copied ops keep the callee's source locations.
+not marked ``entry`` are removed.  Copied ops keep the callee's source locations (those of a
+``library`` function take the call's: errors in zymase's own routines name the user's line).
 Mirrors MLIR's ``--inline`` (``mlir/lib/Transforms/InlinerPass.cpp``) with an always-inline cost
 model, and LLVM's ``AlwaysInliner`` plus ``GlobalDCE`` for the dead callees.
 """
@@ -39,8 +40,13 @@ def inline_call(call: Op, callee: Func) -> None:
     *body, ret = callee.body.ops
     assert ret.name == "func.return", f"@{callee.sym_name} does not end in func.return"
     block = call.parent
+    library = callee.attrs.get("library")  # zymase's own Python routines: the caller's line
     for op in body:
-        block.insert_before(call, clone_op(op, mapping))
+        new = clone_op(op, mapping)
+        if library:
+            for inner in new.walk():
+                inner.loc = call.loc
+        block.insert_before(call, new)
     for r, v in zip(call.results, ret.operands, strict=True):
         r.replace_all_uses_with(mapping.get(v, v))
     call.erase()
