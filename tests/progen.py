@@ -12,7 +12,8 @@ strided, n-dependent), if/elif/else (also binding a new name on both branches, o
 on some trips only), ``for`` over
 ranges (constant, n-based, negative steps), arrays and ``enumerate``, ``while`` (counted, with a
 condition, ``while True``), break/continue/return at any depth, calls of g and h, and
-comprehensions (``sum(... for w in a)``, filtered, ``max([...])``, ``any(...)``).
+comprehensions (``sum(... for w in a)``, filtered, ``max([...])``, ``any(...)``), and loops whose
+carried name starts from a float the body reads too (``r = x; for ...: r = r * c + x``).
 Expressions: + - * / // % **, unary -, abs, min/max, math functions, conditional expressions,
 and/or/not and comparison chains, int/float mixing (``s = 0`` then ``s += x``).
 
@@ -394,7 +395,8 @@ class Gen:
             "swap": 2 * (swappable or bool(self.writable())), "pair": 1, "chained": 1,
             "ifdef": nest, "call": "h" in self.helpers and bool(self.writable()),
             "lastdef": nest and self.budget >= 4,
-            "rebind": 2 * (self.loop_var is not None), "comp": self.budget >= 2
+            "rebind": 2 * (self.loop_var is not None), "comp": self.budget >= 2,
+            "seeded": nest and self.budget >= 4
         })
         # fmt: on
         if kind == "bare_jump":
@@ -574,6 +576,24 @@ class Gen:
             self.loop_body(trips)
 
         self.nested(header, body)
+
+    def _s_seeded(self):
+        """A new name started from a float that the loop after it also reads unchanged (``r =
+        x; for ...: r = r * c + x``): reverse mode once dropped the adjoint of such a start."""
+        name, var = self.fresh("r"), self.fresh("t")
+        seed = self.one([f for f in self.floats if f not in self.int_capable] or self.floats)
+        trips = 1 + self.choose(min(4, self.budget))
+        self.emit(f"{name} = {seed}")
+        self.floats.append(name)
+
+        def body():
+            self.ints[var] = frozenset()
+            self.emit(f"{name} = {name} * {self.factor()} + {seed}")
+            if self.choose(2):
+                self.loop_body(trips)
+
+        self.nested(f"for {var} in range({trips})", body)
+        self.floats.append(name)
 
     def _s_comp(self):
         """A comprehension's value assigned to a name: a sum, a filtered sum, the max of a list

@@ -4,6 +4,7 @@ with CPython, derivatives with finite differences (forward and reverse), and the
 comprehension cannot keep Python's order of evaluation are refused at the comprehension."""
 
 import copy
+import sys
 
 import comprehension_programs as P
 import numpy as np
@@ -43,7 +44,7 @@ CASES = [
     (P.assign_in_branch, (-A,)),
     (P.count_above, (A,)),
     (P.mean_of_list, (A,)),
-    (P.python_order, (B,)),
+    *([(P.python_order, (B,))] if sys.version_info < (3, 12) else []),
     (P.enumerate_zip, (A, B[:3])),
     (P.zip_with_ranges, (A,)),
     (P.enumerate_reversed, (np.arange(8.0),)),
@@ -82,10 +83,12 @@ def test_interpreter_matches_cpython(fn, args):
                                rtol=1e-14)
 
 
-def test_sum_of_a_generator_adds_in_pythons_order():
-    """``sum(genexp)`` adds left to right from 0 (a tree sum would keep the 1.0)."""
-    assert P.python_order(B) == 5.0
+def test_sum_of_a_generator_adds_left_to_right():
+    """``sum(genexp)`` adds left to right from 0 (a tree sum would keep the 1.0), as Python
+    up to 3.11 does (3.12's sum compensates float rounding; the README says so)."""
     assert zymase.jit(P.python_order)(B) == 5.0
+    if sys.version_info < (3, 12):
+        assert P.python_order(B) == 5.0
 
 
 def test_any_stops_at_the_first_deciding_element():

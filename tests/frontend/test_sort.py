@@ -121,3 +121,11 @@ def test_unsupported_forms_are_refused_at_the_call(fn, words):
         zymase.jit(fn)(arg)
     msg = str(info.value)
     assert f"test_sort.py:{fn.__code__.co_firstlineno + 1}:" in msg and words in msg, msg
+
+
+def test_median_of_ints_and_bools_adds_as_floats():
+    """The two middle elements of an int or bool array are added as floats (NumPy's mean):
+    in int64 they wrapped, in bool `+` was a logical or."""
+    for a in (np.array([2**62, 2**62]), np.array([2**63 - 1] * 2), np.array([True, True]),
+              np.array([True, True, True, False])):
+        check(median, a)

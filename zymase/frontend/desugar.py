@@ -56,6 +56,8 @@ class _Desugar:
         self.count = 0
         from .scan import local_names
         self.locals = local_names(src.tree)
+        a = src.tree.args
+        self.variables = self.locals | {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
 
     def fresh(self, base: str) -> str:
         self.count += 1
@@ -92,9 +94,10 @@ class _Desugar:
                         hoist.saw_call(c)
             if s.value is not None:
                 s.value = hoist.visit(s.value)
-        elif isinstance(s, ast.If):
+        elif isinstance(s, (ast.If, ast.Assert)):  # (an assert's message: only on failure)
             s.test = hoist.visit(s.test)
         elif isinstance(s, ast.For):
+            hoist.lazy_ok = False
             s.iter = hoist.visit(s.iter)
         out = self.block(pre)  # the hoisted loops may hold comprehensions of their own
         if isinstance(s, (ast.For, ast.While)) and s.orelse:
@@ -146,7 +149,12 @@ class _Desugar:
             conds = [_Renamer(renames).visit(c) for c in g.ifs]
             loops.append((target, it, conds))
         elt = _Renamer(renames).visit(node.elt)
-        result = self.fresh("comp")
+        # (the name shows in messages about the value: "`sum(...) at line 3, column 12` is a
+        # Python int ...";
+        # one comprehension node, one name, also when a branch rewrite copied it)
+        base = {"list": "[...]", "sum": "sum(...)"}.get(kind, f"{kind}(...)")
+        where = self.src.loc(node)
+        result = f"{base} at line {where.line}, column {where.col}"
         if kind == "list":
             pre.append(_at(ast.Assign([_name(result, ast.Store())], ast.List([], ast.Load())),
                            node))
@@ -205,6 +213,10 @@ class _Desugar:
             return getattr(base, node.attr, None) if base is not None else None
         return None
 
+    def writes(self, node) -> bool:
+        """Whether evaluating ``node`` may call a function that writes arrays."""
+        return any(isinstance(c, ast.Call) and not self.purity(c) for c in ast.walk(node))
+
     def builtin(self, node, fn) -> bool:
         return isinstance(node, ast.Name) and node.id not in self.locals and \
             self._resolve(node) is fn
@@ -222,38 +234,86 @@ def _library(obj) -> bool:
 
 class _Hoister(ast.NodeTransformer):
     """Replaces the comprehensions of one statement's eagerly evaluated expression, in Python's
-    order of evaluation, by names computed in ``pre``."""
+    order of evaluation, by names computed in ``pre``.  A comprehension is left in place (and
+    refused by the lowering) where running it first could be seen: after a call that may write
+    arrays; when it calls such a function itself and anything was read before it; a generator
+    whose call has other arguments that write or that the generator's writes could change; a
+    generator anywhere but as the iterable of max/min/sum/any/all (len(), NumPy functions and
+    for loops take generators differently, lazily or not at all)."""
 
-    def __init__(self, d: _Desugar, pre: list):
+    def __init__(self, d: _Desugar, pre: list, lazy_ok: bool = True):
         self.d, self.pre = d, pre
         self.after_call = None  # the first call seen that may write arrays
+        self.read = False  # whether anything that reads program state was evaluated yet
+        self.lazy_ok = lazy_ok  # False in a `for` iterable: the loop consumes lazily
 
     def _comp(self, node, kind="list"):
         if self.after_call is not None:
-            return node  # refused by the lowering (its message says why)
+            return _refuse(node, "it would run before the call to a function that may write "
+                           "arrays earlier in this statement")
+        if self.read and self.d.writes(node):
+            return _refuse(node, "it calls a function that may write arrays, and this "
+                           "statement reads values before it")
+        self.read = True
         return self.d.comprehension(node, self.pre, kind)
 
     def visit_ListComp(self, node):
         return self._comp(node)
 
     def visit_GeneratorExp(self, node):
-        return node  # only as a call's argument (visit_Call)
+        return node  # only as the iterable of some builtins (visit_Call)
+
+    def visit_Name(self, node):
+        if node.id in self.d.variables:  # (not a function's or a module's name)
+            self.read = True
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        self.read = True
+        return node
 
     def visit_Call(self, node):
         node.func = self.visit(node.func)
         args = node.args
-        if len(args) == 1 and isinstance(args[0], ast.ListComp) and not node.keywords and \
-                self.d.builtin(node.func, builtins.sum):  # the same additions, no list
-            return node if self.after_call is not None else self._comp(args[0], "sum")
-        if len(args) == 1 and isinstance(args[0], ast.GeneratorExp) and not node.keywords:
-            for fn, kind in ((builtins.any, "any"), (builtins.all, "all"),
-                             (builtins.sum, "sum")):
-                if self.d.builtin(node.func, fn):
-                    return node if self.after_call is not None else self._comp(args[0], kind)
-        node.args = [self._comp(a) if k == 0 and isinstance(a, ast.GeneratorExp)
-                     else self.visit(a) for k, a in enumerate(args)]
+        arg0 = args[0] if args else None
+        kind = None
+        for fn, k in ((builtins.sum, "sum"), (builtins.any, "any"), (builtins.all, "all"),
+                      (builtins.max, "list"), (builtins.min, "list")):
+            if self.d.builtin(node.func, fn):
+                kind = k
+        if isinstance(arg0, ast.ListComp) and kind == "sum" and len(args) == 1 and \
+                not node.keywords:  # the same additions, no list
+            out = self._comp(arg0, "sum")
+            return node if out is arg0 else out
+        if isinstance(arg0, ast.GeneratorExp):
+            if kind is None:
+                _refuse(arg0, "a generator expression is compiled as the argument of sum(), "
+                        "max(), min(), any() and all() (len(), NumPy functions and others take "
+                        "generators differently): use a list comprehension")
+                return node
+            if not self.lazy_ok:
+                _refuse(arg0, "a `for` loop takes a generator one element at a time, between "
+                        "runs of its body: loop over the generator's own iterable, or use a "
+                        "list comprehension")
+                return node
+            rest = args[1:] + [k.value for k in node.keywords]
+            if rest and (self.d.writes(arg0) or any(self.d.writes(r) for r in rest)):
+                _refuse(arg0, "the call's other arguments are evaluated before the "
+                        "generator's first element, and one of them may write arrays")
+                return node
+            if len(args) == 1 and not node.keywords and kind != "list":
+                out = self._comp(arg0, kind)
+                return node if out is arg0 else out
+            node.args[0] = self._comp(arg0)
+            if node.args[0] is arg0:
+                return node
+            args = node.args
+        node.args = [a if k == 0 and a is not arg0 else self.visit(a)  # (a hoisted name)
+                     for k, a in enumerate(node.args)]
         node.keywords = [self.visit(k) for k in node.keywords]
         self.saw_call(node)
+        self.read = True
         return node
 
     def saw_call(self, node):
@@ -262,10 +322,12 @@ class _Hoister(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         node.test = self.visit(node.test)
+        self.read = True
         return node
 
     def visit_BoolOp(self, node):
         node.values[0] = self.visit(node.values[0])
+        self.read = True
         return node
 
     def visit_Lambda(self, node):
@@ -310,6 +372,12 @@ class _Renamer(ast.NodeTransformer):
 
     def visit_Lambda(self, node):
         return node
+
+
+def _refuse(node, why: str):
+    """Leave ``node`` to the lowering, which refuses it saying ``why``."""
+    node.zy_refusal = why
+    return node
 
 
 def _copy(node):

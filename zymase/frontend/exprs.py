@@ -116,20 +116,20 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
 
     def expr_ListComp(self, node):  # the ones desugar.py left in place
         what = "list comprehension" if isinstance(node, ast.ListComp) else "generator expression"
-        raise self.err(UnsupportedError, f"this {what} is not supported here: "
-                       "comprehensions compile to a loop run just before their statement, "
-                       "which keeps Python's order of evaluation in an assignment, `return`, "
-                       "`if` test or `for` iterable, but not in a `while` test, a branch of "
-                       "`a if c else b`, the right side of `and`/`or`, or after a call in the "
-                       "same statement to a function that may write arrays; compute it in a "
-                       "statement of its own", node)
+        why = getattr(node, "zy_refusal", None) or (
+            "comprehensions compile to a loop run just before their statement, which keeps "
+            "Python's order of evaluation in an assignment, `return`, `if` test, `assert` or "
+            "`for` iterable, but not in a `while` test, a branch of `a if c else b` inside a "
+            "larger expression, or the right side of `and`/`or`")
+        raise self.err(UnsupportedError, f"this {what} is not supported here: {why}; compute "
+                       "it in a statement of its own", node)
 
     def expr_GeneratorExp(self, node):
-        if getattr(node, "zy_call_arg", False):  # left in place by desugar.py
+        if getattr(node, "zy_call_arg", False) or getattr(node, "zy_refusal", None):
             return self.expr_ListComp(node)
         raise self.err(UnsupportedError, "a generator expression is supported as the argument "
-                       "of a call (sum(...), max(...), min(...), any(...), all(...), "
-                       "np.array(...)); here, write a loop or a list comprehension", node)
+                       "of sum(), max(), min(), any() and all(); here, write a loop or a list "
+                       "comprehension", node)
 
     def expr_SetComp(self, node):
         raise self.err(UnsupportedError, "set comprehensions are not supported", node)

@@ -61,7 +61,7 @@ def median(a):
         return zero + np.nan
     if n % 2 == 1:
         return s[n // 2] + zero
-    return (s[n // 2 - 1] + s[n // 2]) / 2.0 + zero
+    return (s[n // 2 - 1] * 1.0 + s[n // 2]) / 2.0 + zero  # (ints and bools added as floats)
 
 
 def lu_solve(a, b):

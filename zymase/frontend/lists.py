@@ -26,6 +26,10 @@ def list_method(lw, lst, name, args, kwargs, node):
                          node.args[0])
         raise lw.err(ZymaseTypeError, "list.append() takes one scalar", node)
     x = args[0]
+    if isinstance(lst, ListVal) and _wider(x.type, lst.dtype):
+        raise lw.err(UnsupportedError, f"this list holds {lst.dtype.np_dtype.name} numbers, and "
+                     f"appending a {x.type.np_dtype.name} would change them (lists hold one type "
+                     "in compiled code): start the list with a value of the wider type", node)
     if not isinstance(lst, ListVal):
         buf = alloc(lw, x.type if not x.weak else result_type(stype(x), stype(x)).type,
                     [lw.b.i64(INITIAL_CAPACITY)])
@@ -37,6 +41,13 @@ def list_method(lw, lst, name, args, kwargs, node):
         raise lw.err(UnsupportedError, "append() needs a list held in a local name", node)
     lw.symtab[target.id] = new
     return PyObj(None)
+
+
+def _wider(t, dtype) -> bool:
+    """Whether a value of type ``t`` would lose its kind in a list of ``dtype`` (a float in a
+    list of ints, a complex in a list of floats)."""
+    rank = lambda u: 2 if u.is_complex else 1 if u.is_inexact else 0  # noqa: E731
+    return rank(t) > rank(dtype)
 
 
 def append(lw, lst: ListVal, x: Scalar) -> ListVal:

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ShapeError, UnsupportedError, ZymaseTypeError
 from ..ir.core import VIEW, Block, Region
 from ..ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
-from .calls import CALLS, register
+from .calls import CALLS
 from .typing import (
     Array,
     EmptyList,
@@ -460,23 +460,55 @@ for _fill in ("empty", "zeros", "ones", "full"):
     CALLS[getattr(np, _fill + "_like")] = _like(_fill)
 
 
-@register(np.copy, np.array, np.asarray, np.ascontiguousarray)
-def _copy(lw, args, kwargs, node):
-    v = args[0]
-    if isinstance(v, Tup):
-        return array_from_sequence(lw, v, node, dtype_arg(lw, kwargs.get("dtype"), None, node)
-                                   if "dtype" in kwargs else None)
-    if isinstance(v, ListVal):
-        return list_to_array(lw, v)
-    if isinstance(v, Scalar):
-        raise lw.err(UnsupportedError, "0-d arrays are not supported; use the scalar", node)
-    if not isinstance(v, Array):
-        raise lw.err(ZymaseTypeError, f"cannot make an array from {lw.describe(v)}", node)
-    dt = dtype_arg(lw, kwargs.get("dtype"), v.type.dtype, node)
-    if dt == v.type.dtype and node.func.attr == "asarray" if isinstance(
-            node.func, ast.Attribute) else False:
-        return v
-    return map_elements(lw, [v], lambda x: x, dt, node)
+def _array_maker(fn, second: str, default_copy):
+    """``np.array`` / ``asarray`` / ``ascontiguousarray`` / ``copy``: NumPy's parameters (the
+    second positional one is ``dtype``, or ``order`` for np.copy); ``copy=False`` and
+    ``asarray`` return the array itself when no conversion is needed, as NumPy does."""
+    name = f"np.{fn.__name__}"
+
+    def h(lw, args, kwargs, node):
+        from .numpy_extra import REQUIRED, bind, is_none, static
+        params = [("object", REQUIRED), (second, None)]
+        params += [(k, None) for k in ("dtype", "order") if k != second]
+        params.append(("copy", default_copy))
+        p = bind(lw, name, args, kwargs, node, params,
+                 {"subok": False, "ndmin": 0, "like": None, "device": None})
+        order = None if is_none(p["order"]) else static(lw, p["order"])
+        if order not in (None, "C", "K", "A"):
+            raise lw.err(UnsupportedError, f"{name}(order={order!r}) is not supported (arrays "
+                         "made in compiled code are C-ordered)", node)
+        copy = p["copy"] if p["copy"] in (True, None) else static(lw, p["copy"])
+        if copy not in (True, False, None):
+            raise lw.err(UnsupportedError, f"{name}(copy=...) must be True, False or None, "
+                         "known at compile time", node)
+        v = p["object"]
+        dtype = None if is_none(p["dtype"]) else dtype_arg(lw, p["dtype"], None, node)
+        if isinstance(v, Tup):
+            return array_from_sequence(lw, v, node, dtype)
+        if isinstance(v, ListVal):
+            out = list_to_array(lw, v)
+            return out if dtype in (None, out.type.dtype) else \
+                map_elements(lw, [out], lambda x: x, dtype, node)
+        if isinstance(v, Scalar):
+            raise lw.err(UnsupportedError, "0-d arrays are not supported; use the scalar", node)
+        if not isinstance(v, Array):
+            raise lw.err(ZymaseTypeError, f"cannot make an array from {lw.describe(v)}", node)
+        dt = dtype or v.type.dtype
+        contiguous = fn is not np.ascontiguousarray or v.type.layout == "C"
+        if copy is not True and dt == v.type.dtype and contiguous:
+            return v  # NumPy hands back the same array (writes through it reach the original)
+        if copy is False:
+            raise lw.err(UnsupportedError, f"{name}(copy=False) of an array that needs "
+                         "converting (NumPy raises ValueError)", node)
+        return map_elements(lw, [v], lambda x: x, dt, node)
+
+    return h
+
+
+for _fn, _second, _copy_default in ((np.array, "dtype", True), (np.asarray, "dtype", None),
+                                    (np.ascontiguousarray, "dtype", None),
+                                    (np.copy, "order", True)):
+    CALLS[_fn] = _array_maker(_fn, _second, _copy_default)
 
 
 def array_from_sequence(lw, v: Tup, node, dtype=None) -> Array:
@@ -569,6 +601,10 @@ def call_method(lw, obj, name, args, kwargs, node):
         return list_method(lw, obj, name, args, kwargs, node)
     if isinstance(obj, Array) and name in METHODS:
         return METHODS[name](lw, obj, args, kwargs, node)
+    if isinstance(obj, Tup) and name in ("append", "extend", "insert", "pop"):
+        raise lw.err(UnsupportedError, f"a list written as a literal (`[1.0, 2.0]`) is a fixed "
+                     f"tuple in compiled code and has no `{name}`: start with `[]` and append, "
+                     "or use np.array", node)
     if isinstance(obj, Scalar) and name == "conjugate":
         return Scalar(lw.b.op("complex.conj", obj.value), obj.weak) if obj.type.is_complex else obj
     raise lw.err(UnsupportedError, f"{lw.describe(obj)} has no supported method `{name}`", node)

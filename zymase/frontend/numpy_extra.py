@@ -319,9 +319,9 @@ def _hypot(lw, args, kwargs, node):
 
 
 def _isclose(lw, args, kwargs, node, fname="np.isclose"):
-    """NumPy's ``isclose``: ``|a - b| <= atol + rtol * |b|`` where both are finite, ``a == b``
-    where either is not (inf is close to inf only), NaN close to NaN only with ``equal_nan``;
-    computed in the inputs' float type (float32 stays float32, as in NumPy)."""
+    """NumPy 2's ``isclose``: ``|a - b| <= atol + rtol * |b|`` with ``b`` finite, or ``a == b``
+    (so inf is close to inf only, and equal values always), NaN close to NaN only with
+    ``equal_nan``; computed in the inputs' float type (float32 stays float32, as in NumPy)."""
     p = bind(lw, fname, args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED), ("rtol", 1e-05),
                                              ("atol", 1e-08), ("equal_nan", False)])
     equal_nan = static(lw, p["equal_nan"])
@@ -345,9 +345,9 @@ def _isclose(lw, args, kwargs, node, fname="np.isclose"):
         rtol, atol = (b.cast(v.value, ft) for v in tols)
         diff = b.op("math.absf", b.op("arith.subf", x, y))
         tol = b.op("arith.addf", atol, b.op("arith.mulf", rtol, b.op("math.absf", y)))
-        close = b.op("arith.cmpf", diff, tol, pred="le")
-        finite = b.op("arith.andi", b.op("math.isfinite", x), b.op("math.isfinite", y))
-        r = b.op("arith.select", finite, close, b.op("arith.cmpf", x, y, pred="eq"))
+        close = b.op("arith.andi", b.op("arith.cmpf", diff, tol, pred="le"),
+                     b.op("math.isfinite", y))
+        r = b.op("arith.ori", close, b.op("arith.cmpf", x, y, pred="eq"))  # NumPy 2's rule
         if equal_nan:
             both = b.op("arith.andi", b.op("math.isnan", x), b.op("math.isnan", y))
             r = b.op("arith.ori", r, both)
@@ -358,10 +358,10 @@ def _isclose(lw, args, kwargs, node, fname="np.isclose"):
 
 def _allclose(lw, args, kwargs, node):
     close = _isclose(lw, args, kwargs, node, "np.allclose")
-    if isinstance(close, Scalar):
-        return close
-    from .numpy import reduce_all
-    return reduce_all(lw, "all", close, node)
+    if isinstance(close, Array):
+        from .numpy import reduce_all
+        close = reduce_all(lw, "all", close, node)
+    return Scalar(close.value, True)  # a Python bool, as NumPy's allclose returns
 
 
 def _reciprocal(lw, args, kwargs, node):
@@ -446,6 +446,9 @@ def _np_round(lw, args, kwargs, node):
     t = sdtype(x).type
     if t.is_complex:
         raise lw.err(UnsupportedError, "np.round() of complex numbers is not supported", node)
+    if t.is_bool:
+        raise lw.err(UnsupportedError, "np.round() of booleans is not supported (NumPy gives "
+                     "float16)", node)
     if not t.is_inexact:
         if d < 0:
             raise lw.err(UnsupportedError, "np.round() of integers with negative decimals is "
@@ -456,7 +459,13 @@ def _np_round(lw, args, kwargs, node):
     def rnd(v):
         if d == 0:
             return ops.op("math.roundeven", v.value)
-        f = ops.const(10.0 ** abs(d), t)
+        try:
+            scale = 10.0 ** abs(d)
+        except OverflowError:
+            scale = math.inf
+        if t == F32 and scale > float(np.finfo(np.float32).max):
+            scale = math.inf  # NumPy's factor in float32: inf (and the result nan, as there)
+        f = ops.const(scale, t)
         scale, back = ("arith.mulf", "arith.divf") if d > 0 else ("arith.divf", "arith.mulf")
         return ops.op(back, ops.op("math.roundeven", ops.op(scale, v.value, f)), f)
 
