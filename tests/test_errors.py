@@ -29,7 +29,7 @@ def check(exc_info, tag, *fragments):
 
 COMPILE_ERRORS = [
     (E.uses_generator, (np.ones(3),), "generator", zymase.UnsupportedError,
-     "generator expression is supported as the argument of a call"),
+     "generator expression is supported as the argument of sum()"),
     (E.uses_try, (1.0,), "try", zymase.UnsupportedError, "Try"),
     (E.unsupported_numpy, (np.ones(4),), "fft", zymase.UnsupportedError, "fft"),
     (E.calls_print, (1.0,), "print", zymase.UnsupportedError, "print"),
