@@ -189,8 +189,17 @@ def _custom_vjp(rt, op) -> None:
             c = rt.ct.pop(r, None)
             cts.append(c if c is not None else rt.zero(r.type))
         elif is_float_array(r):
-            raise DifferentiationError("custom_vjp functions returning arrays are not supported "
-                                       "in reverse mode yet", op.loc)
+            if r.block is not rt.func.body:
+                raise DifferentiationError("a custom_vjp function returning arrays is supported "
+                                           "in reverse mode outside loops and branches (called "
+                                           "at the function's top level)", op.loc)
+            if rt.act.active(r):
+                cts.append(rt.shadow(r))
+            else:  # no adjoint reaches it: zeros
+                fr = rt.get(r)
+                dims = [rt.b.op("array.dim", fr, axis=k) for k in range(r.type.ndim)]
+                cts.append(rt.b.create("array.alloc", dims, [r.type.with_layout("C")],
+                                       {"init": "zero"}).result)
     call = rt.b.create("func.call", residuals + cts, bwd.result_types,
                        {"callee": Symbol(bwd.sym_name)})
     outs = iter(call.results)

@@ -296,6 +296,15 @@ class ReverseTransform:
     def top_level_shadow(self, op) -> None:
         """Shadows of active buffers created at the top level (zeroed, made in the forward
         sweep so that every reverse region can use them)."""
+        if op.name == "func.call" and op in self.residuals:  # a custom_vjp call's array results
+            for r in op.results:  # (their shadows are the cotangents its backward rule gets)
+                if is_float_array(r) and self.act.active(r):
+                    fr = self.fmap[r]
+                    dims = [self.b.op("array.dim", fr, axis=k) for k in range(r.type.ndim)]
+                    self.fshadow[r] = self._as(self.b.create(
+                        "array.alloc", dims, [r.type.with_layout("C")], {"init": "zero"}).result,
+                        r.type)
+            return
         if len(op.results) != 1 or not is_float_array(op.result) or not self.act.active(op.result):
             return
         if op.name == "array.alloc" and op.attrs.get("list"):
