@@ -151,3 +151,25 @@ def test_rounding_and_closeness_edges():
     assert got[2] is True and want[2] is True
     with pytest.raises(zymase.UnsupportedError, match="booleans"):
         zymase.jit(lambda b: np.round(b))(np.array([True, False]))
+
+
+def contiguous_of_slice(a):
+    b = np.ascontiguousarray(a[1:3])
+    b[0] = 100.0
+    return a
+
+
+def array_signatures(a, z):
+    return np.array([]), np.array(z, dtype=bool), np.asarray(a, np.float32, "C")
+
+
+def test_array_constructor_edges():
+    with pytest.raises(zymase.UnsupportedError, match="ascontiguousarray"):
+        zymase.jit(contiguous_of_slice)(np.arange(4.0))  # NumPy views it: the write reaches a
+    a, z = np.arange(3.0), np.array([1 + 2j, 0j, 1j])
+    for got, want in zip(zymase.jit(array_signatures)(a, z), array_signatures(a, z)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(TypeError, match="positional"):
+        zymase.jit(lambda v: np.array(v, float, "C"))(a)
+    with pytest.raises(zymase.UnsupportedError, match="`dtype`"):
+        zymase.jit(lambda v: np.copy(v, dtype=np.float32))(a)

@@ -156,3 +156,35 @@ def custom_class(x):
 def test_refused_forms(fn, words):
     with pytest.raises(zymase.UnsupportedError, match=words):
         zymase.jit(fn)(1.0)
+
+
+def only_valid_for_vectors(a):
+    if a.ndim == 1:  # known when compiling: for a matrix only the raise is compiled
+        return a[0]
+    raise ValueError("need a 1-D array")
+
+
+def unreachable_return(x):
+    raise ValueError("always")
+    return x  # noqa: F841 (never reached)
+
+
+def named_message(x):
+    m = "a named message"
+    if x < 0:
+        raise ValueError(m)
+    return x
+
+
+def test_every_path_raising_compiles_and_raises():
+    """A function whose compiled paths all raise still has a `return` in its source: it raised
+    an internal error (no value to return) before."""
+    assert zymase.jit(only_valid_for_vectors)(np.array([2.0, 3.0])) == 2.0
+    for fn, arg in ((only_valid_for_vectors, np.ones((2, 2))), (unreachable_return, 1.0)):
+        with pytest.raises(ValueError) as info:
+            zymase.jit(fn)(arg)
+        assert isinstance(info.value, zymase.ZymaseError)
+        with pytest.raises(ValueError):
+            zymase.grad(fn)(arg)
+    with pytest.raises(ValueError, match="a named message"):
+        zymase.jit(named_message)(-1.0)

@@ -74,7 +74,7 @@ class Derivative:
         written = set(self.written) | {k for k, _ in arrays if isinstance(k, tuple)}
         for i, (ki, x) in enumerate(arrays):
             for kj, y in arrays[i + 1:]:
-                if (ki in written or kj in written) and np.may_share_memory(x, y):
+                if (ki in written or kj in written) and _overlap(x, y):
                     w, other = (ki, kj) if ki in written else (kj, ki)
                     raise DifferentiationError(
                         f"{self._describe(w)} and {self._describe(other)} share memory, and "
@@ -98,6 +98,17 @@ class Derivative:
             out = self.entry.call(flat)
             return out[0] if out else None
         return self.fast.builtin(*flat)
+
+
+def _overlap(x, y) -> bool:
+    """Whether two arrays share an element (interleaved or side-by-side views of one buffer do
+    not); a problem too hard to settle quickly counts as overlapping."""
+    if not np.may_share_memory(x, y):
+        return False
+    try:
+        return bool(np.shares_memory(x, y, max_work=10_000))
+    except getattr(np, "exceptions", np).TooHardError:  # (np.TooHardError before NumPy 1.25)
+        return True
 
 
 def flat_leaves(tpl, prefix=()):

@@ -113,6 +113,10 @@ def _plain(a):
 
 def _check_shadow(a, shadow, what):
     if not isinstance(a, np.ndarray):
+        if isinstance(a, (tuple, list, dict)) or hasattr(a, "__dataclass_fields__"):
+            raise DifferentiationError(f"Duplicated takes an array ({what} is a "
+                                       f"{type(a).__name__}): pass its arrays as separate "
+                                       "Duplicated arguments", caller_loc())
         return
     if not isinstance(shadow, np.ndarray) or shadow.shape != a.shape or shadow.dtype != a.dtype:
         raise DifferentiationError(f"the shadow of {what} must be an array of shape {a.shape} and "

@@ -69,3 +69,11 @@ def test_forward_mode_follows_the_aliasing():
                           Duplicated(a, ta))
     # g(a, a) = sum(a**2): derivative along ones is 2 sum(a)
     assert out[0] == pytest.approx(2 * X0.sum(), rel=1e-14)
+
+
+def test_interleaved_or_side_by_side_views_are_not_refused():
+    """Columns of one matrix and interleaved slices share a buffer but no element."""
+    m, dm = np.arange(6.0).reshape(3, 2) + 1.0, np.zeros((3, 2))
+    zymase.autodiff(zymase.Reverse, scale_in_place, Duplicated(m[:, 0], dm[:, 0]),
+                    Duplicated(m[:, 1], dm[:, 1]))
+    np.testing.assert_allclose(dm, [[2.0, 1.0], [4.0, 3.0], [6.0, 5.0]], rtol=1e-15)

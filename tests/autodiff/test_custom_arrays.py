@@ -79,3 +79,34 @@ def test_inside_a_loop_is_refused_at_the_call():
     with pytest.raises(zymase.DifferentiationError) as info:
         zymase.grad(in_a_loop)(np.array([0.1, 0.2]))
     assert "test_custom_arrays.py:" in str(info.value)
+
+
+@zymase.custom_vjp
+def mul(x, w):
+    return x * w
+
+
+def _mul_fwd(x, w):
+    return x * w, (x, w)  # the residuals are the arguments themselves
+
+
+def _mul_bwd(res, ct):
+    x, w = res
+    return ct * w, ct * x
+
+
+mul.defvjp(_mul_fwd, _mul_bwd)
+
+
+def writes_a_residual_after_the_call(x):
+    w = x * 3.0
+    p = mul(x, w)
+    w[1] = 0.0  # the backward rule must see w as it was at the call
+    x[0] = 5.0
+    return (p * p).sum()
+
+
+def test_residuals_are_kept_as_they_were_at_the_call():
+    x = np.array([0.1, -0.3, 0.5])
+    np.testing.assert_allclose(zymase.grad(writes_a_residual_after_the_call)(x.copy()),
+                               36 * x ** 3, rtol=1e-14)

@@ -283,7 +283,18 @@ class ReverseTransform:
                                            {"callee": Symbol(fwd.sym_name)})
         n = len(clone.results)
         self._replace_call(call, clone, new)
-        self.residuals[call] = list(new.results[n:])
+        # array residuals are copied: the forward rule may hand back its arguments, which the
+        # caller can write before the backward rule reads them
+        from .arrays import copy
+        b = Builder.before(new)
+        b.index += 1
+        res = []
+        for r in new.results[n:]:
+            if isinstance(r.type, ArrayType):
+                c = copy(b, r)
+                r = c if c.type == r.type else b.op("array.relayout", c, type=r.type)
+            res.append(r)
+        self.residuals[call] = res
         return True
 
     def _remap(self, remap: dict) -> None:

@@ -440,6 +440,9 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         res = self.compare(op, left, right, node)
         if len(pairs) == 1:
             return res
+        c = self.constant_of(res)
+        if c is not None:  # known when compiling: `0 < x.ndim < 3`
+            return self._compare_chain(right, pairs[1:], node) if c else res
         return self.lower_if_value(res, lambda: self._compare_chain(right, pairs[1:], node),
                                    lambda: self.const_bool(False), node)
 

@@ -87,6 +87,10 @@ class FunctionLowerer(ExprLowerer):
         self.lower_stmts(body)
         if not self.returns_value:
             return None
+        if self.raised:  # every path raises: the value is never seen (a float stands in)
+            rv = self.symtab.get("$rv", UNDEF)
+            return rv if rv is not UNDEF and not isinstance(rv, EmptyList) else \
+                Scalar(self.b.f64(0.0), True)
         if not scan.always_returns(body):
             raise UnsupportedError(
                 f"function `{self.src.tree.name}` returns a value on some paths and reaches its "
@@ -103,7 +107,11 @@ class FunctionLowerer(ExprLowerer):
             rest = stmts[k + 1:]
             if rest and not self.terminated and scan.may_exit(s, self.in_loop):
                 with self.b.location(self.src.loc(rest[0])):
-                    self.lower_if(self.not_exited(), lambda: self.lower_stmts(rest), None)
+                    go = self.not_exited()
+                    if self.constant_of(go) is True:
+                        self.lower_stmts(rest)
+                    else:
+                        self.lower_if(go, lambda: self.lower_stmts(rest), None)
                 return
 
     def lower_stmt(self, s):
@@ -222,6 +230,10 @@ class FunctionLowerer(ExprLowerer):
                                        "argument", self.src.loc(call))
             if call.args:
                 msg = _message_text(call.args[0])
+                if isinstance(call.args[0], ast.Name):  # a string known when compiling
+                    v = self.expr(call.args[0])
+                    if isinstance(v, PyObj) and isinstance(v.obj, str):
+                        msg = v.obj
         self.b.create("rt.assert", [self.b.i1(False)], [], {
             "kind": kind, "msg": msg.replace("{", "{{").replace("}", "}}")})
         self.raised = self.terminated = True
@@ -244,6 +256,8 @@ class FunctionLowerer(ExprLowerer):
 
     def not_exited(self) -> Scalar:
         flags = [self.symtab[f] for f in FLAGS if f in self.symtab]
+        if all(self.constant_of(f) is False for f in flags):
+            return self.const_bool(True)  # (no exit was compiled: a branch folded away)
         any_exit = flags[0].value
         for f in flags[1:]:
             any_exit = self.b.op("arith.ori", any_exit, f.value)

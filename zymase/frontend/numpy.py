@@ -460,6 +460,15 @@ for _fill in ("empty", "zeros", "ones", "full"):
     CALLS[getattr(np, _fill + "_like")] = _like(_fill)
 
 
+_UNSET = object()  # copy= not given
+
+# positional parameters, then keyword-only ones (NumPy 2's signatures)
+_MAKERS = {np.array: (("object", "dtype"), ("copy", "order")),
+           np.asarray: (("a", "dtype", "order"), ("copy",)),
+           np.ascontiguousarray: (("a", "dtype"), ()),
+           np.copy: (("a", "order"), ())}
+
+
 def _array_maker(fn, second: str, default_copy):
     """``np.array`` / ``asarray`` / ``ascontiguousarray`` / ``copy``: NumPy's parameters (the
     second positional one is ``dtype``, or ``order`` for np.copy); ``copy=False`` and
@@ -468,11 +477,17 @@ def _array_maker(fn, second: str, default_copy):
 
     def h(lw, args, kwargs, node):
         from .numpy_extra import REQUIRED, bind, is_none, static
-        params = [("object", REQUIRED), (second, None)]
-        params += [(k, None) for k in ("dtype", "order") if k != second]
-        params.append(("copy", default_copy))
+        positional, keyword = _MAKERS[fn]
+        if len(args) > len(positional):
+            raise lw.err(ZymaseTypeError, f"{name}() takes at most {len(positional)} positional "
+                         f"arguments ({len(args)} given)", node)
+        params = [(positional[0], REQUIRED)] + [(k, _UNSET if k == "copy" else None)
+                                                 for k in positional[1:] + keyword]
         p = bind(lw, name, args, kwargs, node, params,
                  {"subok": False, "ndmin": 0, "like": None, "device": None})
+        p = {"dtype": None, "order": None, **p, "object": p[positional[0]]}
+        if p.get("copy", _UNSET) is _UNSET:
+            p["copy"] = default_copy
         order = None if is_none(p["order"]) else static(lw, p["order"])
         if order not in (None, "C", "K", "A"):
             raise lw.err(UnsupportedError, f"{name}(order={order!r}) is not supported (arrays "
@@ -483,6 +498,11 @@ def _array_maker(fn, second: str, default_copy):
                          "known at compile time", node)
         v = p["object"]
         dtype = None if is_none(p["dtype"]) else dtype_arg(lw, p["dtype"], None, node)
+        if isinstance(v, EmptyList):  # np.array([]): float64 unless told
+            return alloc(lw, dtype or F64, [lw.b.i64(0)])
+        if isinstance(v, (Tup, ListVal)) and copy is False:
+            raise lw.err(UnsupportedError, f"{name}(copy=False) "
+                         "of a list needs a copy (NumPy raises ValueError)", node)
         if isinstance(v, Tup):
             return array_from_sequence(lw, v, node, dtype)
         if isinstance(v, ListVal):
@@ -500,7 +520,12 @@ def _array_maker(fn, second: str, default_copy):
         if copy is False:
             raise lw.err(UnsupportedError, f"{name}(copy=False) of an array that needs "
                          "converting (NumPy raises ValueError)", node)
-        return map_elements(lw, [v], lambda x: x, dt, node)
+        block, start = lw.b.block, len(lw.b.block.ops)
+        out = map_elements(lw, [v], lambda x: x, dt, node)
+        if copy is None and dt == v.type.dtype:  # NumPy views it when it is contiguous after all
+            from .numpy_shape import protect_copy
+            protect_copy(block, start, out, "contiguous")
+        return out
 
     return h
 

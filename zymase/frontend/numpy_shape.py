@@ -85,6 +85,9 @@ PROTECTED = {
                "contiguous (a slice or a transpose): NumPy returns a view when the strides allow "
                "it (the write would change the original), zymase copies; write into an explicit "
                "copy (`.reshape(...).copy()`) or into the original",
+    "contiguous": "writing into the result of `np.ascontiguousarray`/`np.asarray(order='C')` of "
+                  "a slice or transpose: NumPy returns a view when the array happens to be "
+                  "contiguous, zymase copies; write into an explicit copy (`.copy()`)",
     "diagonal": "writing into the result of `np.diag`/`np.diagonal` of a matrix: NumPy returns "
                 "a read-only view (the write raises ValueError there), zymase copies; write into "
                 "an explicit copy (`np.diag(m).copy()`)",

@@ -187,8 +187,10 @@ def cast(em, a: str, src, dst) -> str:
             return _pack(em, dst, *parts)
         return _pack(em, dst, cast(em, a, src, ft), literal(0.0, ft))
     if dst.is_bool:
-        if src.is_complex:
-            raise TypeError("complex -> bool cast")
+        if src.is_complex:  # nonzero: either part (NumPy's truth of a complex number)
+            re, im = (cast(em, em.assign(f"extractvalue {ltype(src)} {a}, {k}"), src.real_type,
+                           dst) for k in (0, 1))
+            return em.assign(f"or i1 {re}, {im}")
         if src.is_inexact:
             return em.assign(f"fcmp une {_fp(src)} {a}, {literal(0.0, src)}")
         return em.assign(f"icmp ne {ltype(src)} {a}, 0")

@@ -139,5 +139,5 @@ class Cast(SimpleOp):
         src, dst = self.operands[0].type, self.results[0].type
         if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)):
             raise VerifyError("arith.cast works on scalars")
-        if src.is_complex and not dst.is_complex:
+        if src.is_complex and not dst.is_complex and not dst.is_bool:  # (bool: nonzero)
             raise VerifyError("arith.cast cannot drop an imaginary part")
