@@ -149,9 +149,9 @@ class _Desugar:
             conds = [_Renamer(renames).visit(c) for c in g.ifs]
             loops.append((target, it, conds))
         elt = _Renamer(renames).visit(node.elt)
-        # (the name shows in messages about the value: "`sum(...) at line 3, column 12` is a
-        # Python int ...";
-        # one comprehension node, one name, also when a branch rewrite copied it)
+        # the name shows in messages about the value ("`sum(...) at line 3, column 12` is a
+        # Python int ..."); one comprehension node, one name, also when a branch rewrite
+        # copied it
         base = {"list": "[...]", "sum": "sum(...)"}.get(kind, f"{kind}(...)")
         where = self.src.loc(node)
         result = f"{base} at line {where.line}, column {where.col}"
