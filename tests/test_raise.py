@@ -188,3 +188,23 @@ def test_every_path_raising_compiles_and_raises():
             zymase.grad(fn)(arg)
     with pytest.raises(ValueError, match="a named message"):
         zymase.jit(named_message)(-1.0)
+
+
+def same_shapes(a, b):
+    if a.shape != b.shape:
+        raise ValueError("shapes differ")
+    return (a * b).sum()
+
+
+def shape_tests(a):
+    return a.shape == (3,), a.shape == (3, 1), (a.shape[0], 2) == (3, 2), (1, 2.0) != (1, 2)
+
+
+def test_tuple_equality_for_input_checks():
+    assert zymase.jit(same_shapes)(np.ones(3), np.full(3, 2.0)) == 6.0
+    with pytest.raises(ValueError, match="shapes differ"):
+        zymase.jit(same_shapes)(np.ones(3), np.ones(4))
+    for n in (3, 4):
+        assert zymase.jit(shape_tests)(np.ones(n)) == shape_tests(np.ones(n))
+    np.testing.assert_array_equal(zymase.grad(same_shapes)(np.arange(3.0), np.ones(3)),
+                                  np.ones(3))

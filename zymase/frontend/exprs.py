@@ -466,12 +466,38 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             # integers known when compiling (a.ndim == 1, len of a tuple): a constant, so that
             # `if` compiles only the branch taken
             return self.const_bool(_py_compare(type(op), ca, cb))
+        if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, (ast.Eq, ast.NotEq)):
+            eq = self._tuples_equal(a, b, node)  # `a.shape == b.shape`, `x.shape != (3,)`
+            if isinstance(op, ast.Eq):
+                return eq
+            c = self.constant_of(eq)
+            return self.const_bool(not c) if c is not None else \
+                Scalar(self.b.op("arith.not", eq.value), True)
         if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
             if isinstance(a, PyObj) and isinstance(b, PyObj):
                 return self.const_bool(_py_compare(type(op), a.obj, b.obj))
             raise self.err(ZymaseTypeError, f"cannot compare {self.describe(a)} with "
                            f"{self.describe(b)}", node)
         return self.scalar_compare(COMPARE[type(op)], a, b)
+
+    def _tuples_equal(self, a: Tup, b: Tup, node) -> Scalar:
+        """Python's ``a == b`` of two tuples of numbers (or of tuples): same length and equal
+        items; a constant when the items are known when compiling (shapes of known rank)."""
+        if len(a.items) != len(b.items):
+            return self.const_bool(False)
+        out = self.const_bool(True)
+        for x, y in zip(a.items, b.items):
+            if isinstance(x, Array) or isinstance(y, Array):
+                raise self.err(UnsupportedError, "comparing tuples that hold arrays is not "
+                               "supported", node)
+            e = self.compare(ast.Eq(), x, y, node)
+            ce, co = self.constant_of(e), self.constant_of(out)
+            if ce is False:
+                return self.const_bool(False)
+            if ce is None:
+                out = e if co is True else Scalar(self.b.op("arith.andi", out.value, e.value),
+                                                  True)
+        return out
 
     def scalar_compare(self, pred, a: Scalar, b: Scalar) -> Scalar:
         t = result_type(stype(a), stype(b)).type
