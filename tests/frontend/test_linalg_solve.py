@@ -108,3 +108,14 @@ def test_branches_on_ndim_compile_only_the_taken_one():
     assert zymase.jit(dims_dispatch)(np.ones(3)) == 3.0
     assert zymase.jit(dims_dispatch)(np.full((2, 2), 5.0)) == 5.0
     assert zymase.jit(dims_dispatch)(np.ones((2, 2, 2))) == 0.0
+
+
+def arithmetic_on_ndim(x):
+    if x.ndim - 1 == 0:  # Python ints known when compiling fold, so does the test
+        return x[0]
+    return x[0, 0] * (2 ** 3 - 7)
+
+
+def test_arithmetic_on_compile_time_ints_folds():
+    assert zymase.jit(arithmetic_on_ndim)(np.array([4.0, 5.0])) == 4.0
+    assert zymase.jit(arithmetic_on_ndim)(np.full((2, 2), 6.0)) == 6.0

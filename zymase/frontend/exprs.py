@@ -295,17 +295,20 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, ast.Add):
             return Tup(a.items + b.items)
         if isinstance(a, Scalar) and isinstance(b, Scalar) and type(op) in ARITH:
-            self.check_constant_int(type(op), a, b, node)
+            r = self.check_constant_int(type(op), a, b, node)
+            if r is not None:  # Python ints known when compiling: a constant (`a.ndim - 1`)
+                return Scalar(self.b.const(r, I64), True)
             return self.scalar_binop(type(op), a, b)
         raise self.err(ZymaseTypeError, f"unsupported operand types for {SYMBOL.get(type(op), op)}:"
                        f" {self.describe(a)} and {self.describe(b)}", node)
 
-    def check_constant_int(self, opk, a: Scalar, b: Scalar, node) -> None:
+    def check_constant_int(self, opk, a: Scalar, b: Scalar, node) -> int | None:
         """Python ints known at compile time whose result leaves the 64-bit range (``10**19``)
-        would wrap: refused here, where Python would give the big int."""
+        would wrap: refused here, where Python would give the big int.  Returns the result of
+        ``+``, ``-``, ``*`` and ``**`` (non-negative exponent) of two such ints, else None."""
         x, y = self.constant_of(a), self.constant_of(b)
         if not (a.weak and b.weak and type(x) is int and type(y) is int):
-            return
+            return None
         ops = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y}
         if opk is ast.Pow and y >= 0:
             big = abs(x) > 1 and y > 64
@@ -313,12 +316,13 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         elif opk in ops:
             r = ops[opk]()
         else:
-            return
+            return None
         if r is not None and not -(2**63) <= r < 2**63:
             shown = r if abs(r) < 10**30 else "huge"
             raise self.err(UnsupportedError, f"this integer expression is {shown}, which does not "
                            "fit in 64 bits (zymase's ints are 64-bit and would wrap): write it as "
                            "a float, e.g. 1e19", node)
+        return r
 
     def scalar_binop(self, opk, a: Scalar, b: Scalar) -> Scalar:
         st = result_type(stype(a), stype(b))
