@@ -389,11 +389,7 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         v = self.expr(node.operand)
         op = node.op
         if isinstance(op, ast.Not):
-            t = self.truth(v, node)
-            c = self.constant_of(t)
-            if c is not None:
-                return self.const_bool(not c)
-            return Scalar(self.b.op("arith.not", t.value), True)
+            return self.negate(self.truth(v, node))
         if isinstance(v, Array):
             return self.array_unary(op, v, node)
         if not isinstance(v, Scalar):
@@ -474,15 +470,19 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
             eq = self._tuples_equal(a, b, node)  # `a.shape == b.shape`, `x.shape != (3,)`
             if isinstance(op, ast.Eq):
                 return eq
-            c = self.constant_of(eq)
-            return self.const_bool(not c) if c is not None else \
-                Scalar(self.b.op("arith.not", eq.value), True)
+            return self.negate(eq)
         if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
             if isinstance(a, PyObj) and isinstance(b, PyObj):
                 return self.const_bool(_py_compare(type(op), a.obj, b.obj))
             raise self.err(ZymaseTypeError, f"cannot compare {self.describe(a)} with "
                            f"{self.describe(b)}", node)
         return self.scalar_compare(COMPARE[type(op)], a, b)
+
+    def negate(self, t: Scalar) -> Scalar:
+        """``not t`` of a truth value: a constant when ``t`` is one."""
+        c = self.constant_of(t)
+        return self.const_bool(not c) if c is not None else \
+            Scalar(self.b.op("arith.not", t.value), True)
 
     def _tuples_equal(self, a: Tup, b: Tup, node) -> Scalar:
         """Python's ``a == b`` of two tuples of numbers (or of tuples): same length and equal

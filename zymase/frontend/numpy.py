@@ -469,9 +469,9 @@ _MAKERS = {np.array: (("object", "dtype"), ("copy", "order")),
            np.copy: (("a", "order"), ())}
 
 
-def _array_maker(fn, second: str, default_copy):
-    """``np.array`` / ``asarray`` / ``ascontiguousarray`` / ``copy``: NumPy's parameters (the
-    second positional one is ``dtype``, or ``order`` for np.copy); ``copy=False`` and
+def _array_maker(fn, default_copy):
+    """``np.array`` / ``asarray`` / ``ascontiguousarray`` / ``copy``: NumPy's parameters
+    (``_MAKERS``); ``copy=False`` and
     ``asarray`` return the array itself when no conversion is needed, as NumPy does."""
     name = f"np.{fn.__name__}"
 
@@ -530,10 +530,9 @@ def _array_maker(fn, second: str, default_copy):
     return h
 
 
-for _fn, _second, _copy_default in ((np.array, "dtype", True), (np.asarray, "dtype", None),
-                                    (np.ascontiguousarray, "dtype", None),
-                                    (np.copy, "order", True)):
-    CALLS[_fn] = _array_maker(_fn, _second, _copy_default)
+for _fn, _copy_default in ((np.array, True), (np.asarray, None),
+                          (np.ascontiguousarray, None), (np.copy, True)):
+    CALLS[_fn] = _array_maker(_fn, _copy_default)
 
 
 def array_from_sequence(lw, v: Tup, node, dtype=None) -> Array:
