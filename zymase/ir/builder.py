@@ -1,8 +1,11 @@
 """Builder: creates ops at an insertion point, inferring result types from the op class.
 
     b = Builder.at_end(func.body)
-    y = b.op("arith.mulf", x, x)            # one result: returns the Value
-    loop = b.create("scf.for", [lb, ub, st, s0], [F64], regions=[Region([Block([I64, F64])])])
+    y = b.op(MulF, x, x)                    # one result: returns the Value
+    loop = b.create(For, [lb, ub, st, s0], [F64], regions=[Region([Block([I64, F64])])])
+
+Ops are named by their class (``zymase.ir.ops``); a text name (``"arith.mulf"``) is accepted
+too, for the parser and tests.
 """
 
 from __future__ import annotations
@@ -59,21 +62,22 @@ class Builder:
 
     def create(
         self,
-        name: str,
+        kind: type[Op] | str,
         operands: list[Value] = (),
         result_types: list[Type] | None = None,
         attrs: dict[str, Any] | None = None,
         regions: list[Region] = (),
         loc: Loc | None = None,
     ) -> Op:
-        cls = OPS[name]
+        cls = OPS[kind] if isinstance(kind, str) else kind
         if result_types is None:
             result_types = cls.infer([v.type for v in operands], attrs or {})
         return self.insert(cls(list(operands), result_types, attrs, regions, loc or self.loc))
 
-    def op(self, name: str, *operands: Value, type: Type | None = None, **attrs) -> Value:
+    def op(self, kind: type[Op] | str, *operands: Value, type: Type | None = None,
+           **attrs) -> Value:
         """Create a one-result op and return its result."""
-        return self.create(name, operands, None if type is None else [type], attrs).result
+        return self.create(kind, operands, None if type is None else [type], attrs).result
 
     # ---- common shorthands
     def const(self, value, type: ScalarType) -> Value:

@@ -39,7 +39,7 @@ class Alloc(SimpleOp):
             raise VerifyError("array.alloc: dims must be i64")
 
 
-class Const(SimpleOp):
+class ArrayConst(SimpleOp):
     name = "array.const"
     n_operands = 0
     traits = frozenset({PURE})
@@ -180,7 +180,7 @@ class Reshape(SimpleOp):
             raise VerifyError("array.reshape: one i64 size per result dim")
 
 
-class Free(SimpleOp):
+class ArrayFree(SimpleOp):
     name = "array.free"
     n_operands = 1
     n_results = 0

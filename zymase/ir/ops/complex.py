@@ -9,7 +9,7 @@ from .base import SimpleOp, VerifyError, unary
 _PURE = frozenset({PURE})
 
 
-class Create(SimpleOp):
+class ComplexCreate(SimpleOp):
     """``%z = complex.create %re, %im : c128``"""
 
     name = "complex.create"
@@ -43,17 +43,17 @@ class _Part(SimpleOp):
             raise VerifyError(f"{self.name} needs a complex operand")
 
 
-class Re(_Part):
+class ComplexRe(_Part):
     name = "complex.re"
     __slots__ = ()
 
 
-class Im(_Part):
+class ComplexIm(_Part):
     name = "complex.im"
     __slots__ = ()
 
 
-class Abs(_Part):
+class ComplexAbs(_Part):
     name = "complex.abs"
     __slots__ = ()
 

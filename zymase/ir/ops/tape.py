@@ -28,7 +28,7 @@ from .base import SimpleOp, VerifyError
 _EFFECTS = frozenset({READS, WRITES})
 
 
-class New(SimpleOp):
+class TapeNew(SimpleOp):
     name = "tape.new"
     n_operands = 0
     traits = frozenset({ALLOCATES, WRITES})
@@ -39,7 +39,7 @@ class New(SimpleOp):
         return [TAPE]
 
 
-class Export(SimpleOp):
+class TapeExport(SimpleOp):
     name = "tape.export"
     n_operands = 1
     n_results = 2
@@ -51,7 +51,7 @@ class Export(SimpleOp):
         return [I64, I64]
 
 
-class Adopt(SimpleOp):
+class TapeAdopt(SimpleOp):
     name = "tape.adopt"
     n_operands = 2
     traits = frozenset({ALLOCATES, WRITES})
@@ -62,7 +62,7 @@ class Adopt(SimpleOp):
         return [TAPE]
 
 
-class Free(SimpleOp):
+class TapeFree(SimpleOp):
     name = "tape.free"
     n_operands = 1
     n_results = 0
@@ -70,7 +70,7 @@ class Free(SimpleOp):
     __slots__ = ()
 
 
-class Reserve(SimpleOp):
+class TapeReserve(SimpleOp):
     name = "tape.reserve"
     n_operands = 2
     n_results = 0
@@ -93,20 +93,20 @@ class _Transfer(SimpleOp):
             raise VerifyError(f"{self.name} {verb} {self.what}")
 
 
-class Push(_Transfer):
+class TapePush(_Transfer):
     name = "tape.push"
     n_operands = 2
     n_results = 0
     __slots__ = ()
 
 
-class Pop(_Transfer):
+class TapePop(_Transfer):
     name = "tape.pop"
     n_operands = 1
     __slots__ = ()
 
 
-class PushRef(_Transfer):
+class TapePushRef(_Transfer):
     name = "tape.push_ref"
     n_operands = 2
     n_results = 0
@@ -114,14 +114,14 @@ class PushRef(_Transfer):
     __slots__ = ()
 
 
-class PopRef(_Transfer):
+class TapePopRef(_Transfer):
     name = "tape.pop_ref"
     n_operands = 1
     kind, what = ArrayType, "an array"
     __slots__ = ()
 
 
-class Mark(SimpleOp):
+class TapeMark(SimpleOp):
     name = "tape.mark"
     n_operands = 1
     traits = _EFFECTS  # position-dependent: never moved
@@ -133,7 +133,7 @@ class Mark(SimpleOp):
         return [I64]
 
 
-class PushArray(SimpleOp):
+class TapePushArray(SimpleOp):
     name = "tape.push_array"
     n_operands = 2
     n_results = 0
@@ -141,14 +141,14 @@ class PushArray(SimpleOp):
     __slots__ = ()
 
 
-class Read(SimpleOp):
+class TapeRead(SimpleOp):
     name = "tape.read"
     n_operands = 2
     traits = _EFFECTS
     __slots__ = ()
 
 
-class Drop(SimpleOp):
+class TapeDrop(SimpleOp):
     name = "tape.drop"
     n_operands = 2
     n_results = 0
