@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .types import Type
+from .types import ArrayType, Type
 
 # Traits an op class may declare.
 PURE = "pure"  # no memory effects, no side effects: may be CSE'd, hoisted, removed if unused
@@ -23,6 +23,8 @@ WRITES = "writes"  # writes array memory through its operands
 ALLOCATES = "allocates"  # returns a fresh buffer
 MAY_RAISE = "may_raise"  # can stop the program with a user-visible error
 VIEW = "view"  # result aliases its first operand's buffer
+LOOP = "loop"  # runs its regions repeatedly (scf.for, scf.while)
+EXPENSIVE = "expensive"  # costly to run again (transcendental math): reverse mode stores it
 
 OPS: dict[str, type[Op]] = {}
 
@@ -78,6 +80,8 @@ class Op:
 
     name: ClassVar[str] = ""
     traits: ClassVar[frozenset[str]] = frozenset()
+    # operand positions written through (ops with WRITES); None: every array operand
+    written_operands: ClassVar[tuple[int, ...] | None] = None
     __slots__ = ("operands", "results", "attrs", "regions", "loc", "parent")
 
     def __init_subclass__(cls, **kw):
@@ -142,6 +146,15 @@ class Op:
 
     def has_trait(self, trait: str) -> bool:
         return trait in self.traits
+
+    def written(self) -> list[Value]:
+        """The operands this op writes through: its ``written_operands``, or every array
+        operand of an op with WRITES that does not say which; none for other ops."""
+        if WRITES not in self.traits:
+            return []
+        if self.written_operands is not None:
+            return [self.operands[i] for i in self.written_operands]
+        return [v for v in self.operands if isinstance(v.type, ArrayType)]
 
     @property
     def is_pure(self) -> bool:

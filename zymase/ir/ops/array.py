@@ -96,6 +96,7 @@ class Store(SimpleOp):
     n_operands = None
     n_results = 0
     traits = frozenset({WRITES})
+    written_operands = (1,)  # the buffer (operand 0 is the value)
     __slots__ = ()
 
     @property
@@ -185,6 +186,7 @@ class ArrayFree(SimpleOp):
     n_operands = 1
     n_results = 0
     traits = frozenset({WRITES})
+    written_operands = (0,)
     __slots__ = ()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core import PURE
+from ..core import EXPENSIVE, PURE
 from ..types import ScalarType
 from .base import SimpleOp, VerifyError, unary
 
@@ -55,6 +55,7 @@ class ComplexIm(_Part):
 
 class ComplexAbs(_Part):
     name = "complex.abs"
+    traits = frozenset({PURE, EXPENSIVE})
     __slots__ = ()
 
 

@@ -15,6 +15,7 @@ class Matmul(SimpleOp):
     n_operands = 3
     n_results = 0
     traits = frozenset({READS, WRITES})
+    written_operands = (2,)  # the output; the two inputs are only read
     __slots__ = ()
 
     def verify(self):

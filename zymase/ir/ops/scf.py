@@ -14,13 +14,14 @@ used inside it, but values leave a region only through its terminator (``scf.yie
 
 from __future__ import annotations
 
-from ..core import TERMINATOR
+from ..core import LOOP, TERMINATOR
 from ..types import I1, I64
 from .base import SimpleOp, VerifyError
 
 
 class For(SimpleOp):
     name = "scf.for"
+    traits = frozenset({LOOP})
     n_operands = None
     n_results = None
     n_regions = 1
@@ -68,6 +69,7 @@ class For(SimpleOp):
 
 class While(SimpleOp):
     name = "scf.while"
+    traits = frozenset({LOOP})
     n_operands = None
     n_results = None
     n_regions = 2
