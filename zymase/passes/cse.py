@@ -17,7 +17,18 @@ from __future__ import annotations
 
 from collections import ChainMap
 
-from ..ir.core import COMMUTATIVE, EXPENSIVE, MAY_RAISE, PURE, TERMINATOR, VIEW, WRITES, Block, Module, Op
+from ..ir.core import (
+    COMMUTATIVE,
+    EXPENSIVE,
+    MAY_RAISE,
+    PURE,
+    TERMINATOR,
+    VIEW,
+    WRITES,
+    Block,
+    Module,
+    Op,
+)
 from .licm import WRITTEN_OPERANDS, may_alias, written_arrays
 from .rewrite import Effects, op_key, replace_op
 
