@@ -78,7 +78,7 @@ sys.path.insert(0, {tests!r})
 import numpy as np
 import resource_programs as R
 import zymase
-from zymase.runtime import compile_cache
+from zymase.driver import disk_cache as compile_cache
 f = zymase.jit(R.cached, cache=True)
 print(f(np.arange(4.0), 2.0), compile_cache.STATS["hits"], compile_cache.STATS["stores"])
 """
@@ -103,7 +103,7 @@ import os, sys
 sys.path.insert(0, {tests!r})
 import numpy as np
 import zymase
-from zymase.runtime import compile_cache
+from zymase.driver import disk_cache as compile_cache
 SCALE = float(os.environ["SCALE"])          # a global computed at import
 TABLE = np.full(3, SCALE)                  # a global array
 

@@ -1,15 +1,14 @@
 """zymase: a compiler that differentiates ordinary numerical Python.
 
     >>> import zymase
-    >>> f = zymase.jit(lambda_free_function)        # doctest: +SKIP
+    >>> @zymase.jit
+    ... def f(x):
+    ...     return 3.0 * x * x
+    >>> f(2.0), zymase.grad(f)(2.0)
+    (12.0, 12.0)
 """
 
-from . import autodiff as _autodiff_package  # noqa: F401  (bound before the function)
-from .ad import checkpoint, grad, jvp, value_and_grad  # noqa: F401
-from .api import JitFunction, explain, jit  # noqa: F401
-from .backends.llvm.tape import release_memory, set_tape_cache  # noqa: F401
-from .custom import custom_jvp, custom_vjp  # noqa: F401
-from .enzyme import (  # noqa: F401
+from .api.enzyme import (  # noqa: F401
     Active,
     BatchDuplicated,
     Const,
@@ -21,6 +20,13 @@ from .enzyme import (  # noqa: F401
     ReverseWithPrimal,
     autodiff,
 )
+from .api.grad import grad, jvp, value_and_grad  # noqa: F401
+from .api.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
+from .api.jit import JitFunction, explain, jit  # noqa: F401
+from .api.report import tape_report  # noqa: F401
+from .backends.cpu.memory import release_memory, set_tape_cache  # noqa: F401
+from .checkpointing import checkpoint  # noqa: F401
+from .custom import custom_jvp, custom_vjp  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,
@@ -30,7 +36,5 @@ from .errors import (  # noqa: F401
     ZymaseMemoryError,
     ZymaseTypeError,
 )
-from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
-from .tape_report import tape_report  # noqa: F401
 
 __version__ = "0.1.0"

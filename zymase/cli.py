@@ -106,7 +106,7 @@ def explain_command(target: str, arg_exprs, stages, llvm: bool) -> int:
 
     import numpy as np
 
-    from . import api
+    from .api import jit as api
     from .errors import ZymaseError
 
     path, sep, name = target.rpartition(":")

@@ -4,17 +4,52 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend")
+
 
 @dataclass(frozen=True)
 class Options:
     """``fastmath``: allow reassociation and contraction of float ops (reductions vectorize).
     ``boundscheck``: out-of-range indices raise IndexError (checks the compiler proves
     unnecessary are removed).  ``cache``: keep compiled code on disk across processes.
-    ``disable``: names of optimization passes to skip (ablations).  ``memory_limit``: bytes
-    the reverse-mode tape and checkpoints may use (None: unlimited; see autodiff/checkpoint.py)."""
+    ``disable``: names of optimization passes (and pipeline stages, reverse-mode cache
+    optimizations) to skip, for ablations.  ``memory_limit``: bytes the reverse-mode tape and
+    checkpoints may use (None: unlimited; see autodiff/checkpoint.py).  ``backend``: the name of
+    the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
+    ``zymase.backends.register_backend``)."""
 
     fastmath: bool = False
     boundscheck: bool = True
     cache: bool = False
     disable: frozenset = field(default_factory=frozenset)
     memory_limit: int | None = None
+    backend: str = "cpu"
+
+
+def transform_options(**kw) -> Options:
+    """The ``Options`` of a derivative transform's keyword arguments, checked (``disable``
+    names optimization passes and reverse-mode cache optimizations to switch off: see
+    passes/pipeline.py and autodiff/reverse.OPTIMIZATIONS)."""
+    unknown = set(kw) - set(TRANSFORM_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown options {sorted(unknown)}")
+    limit = kw.get("memory_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer))
+                              or limit <= 0):
+        raise ValueError(f"memory_limit must be a positive number of bytes, not {limit!r}")
+    return Options(fastmath=kw.get("fastmath", False), boundscheck=kw.get("boundscheck", True),
+                   disable=frozenset(kw.get("disable", ())),
+                   memory_limit=None if limit is None else int(limit),
+                   backend=backend_name(kw.get("backend")))
+
+
+def backend_name(backend) -> str:
+    """The name ``backend=`` selects (a registered name, or a Backend instance's name)."""
+    if backend is None:
+        return "cpu"
+    name = backend if isinstance(backend, str) else getattr(backend, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"backend= takes a backend's name, not {backend!r}")
+    return name

@@ -10,6 +10,7 @@ rule comes with a row here.
 from __future__ import annotations
 
 import os
+import weakref
 
 import numpy as np
 import programs as P
@@ -17,7 +18,7 @@ import pytest
 from ad_check import check_grads, is_active
 
 import zymase
-import zymase.ad
+import zymase.driver.cache
 from zymase.autodiff.rules import LINEAR, PARTIALS
 
 POS2 = np.array([1.2, 0.6, 1.5, 0.8, 1.9])  # positive
@@ -165,14 +166,14 @@ def primal_ops(fn, args, reverse=False) -> set[str]:
     """Op names of ``fn``'s optimized IR for ``args`` (the IR AD starts from), or of its
     reverse-mode derivative; lowered and optimized only (no machine code)."""
     from zymase.autodiff.reverse import grad_function
-    from zymase.compiler import optimize
     from zymase.frontend.args import param_template
     from zymase.frontend.module import ModuleLowerer
     from zymase.options import Options
+    from zymase.passes.pipeline import run_pipeline
 
     ml = ModuleLowerer(Options())
     func = ml.lower_entry(fn, [param_template(a, "argument") for a in args])
-    optimize(ml.module, Options())
+    run_pipeline(ml.module)
     if reverse:
         active = [k for k, a in enumerate(args) if is_active(a)]
         grad_function(ml.module, ml.module[func.sym_name], active, [0])
@@ -246,7 +247,7 @@ def test_every_scalar_op_has_a_rule():
 @pytest.mark.parametrize("mode", ["fwd", "rev"])
 def test_missing_rule_names_the_line(monkeypatch, mode):
     monkeypatch.delitem(PARTIALS, "math.erf")
-    monkeypatch.setattr(zymase.ad, "_JVP_CACHE", {})
+    monkeypatch.setattr(zymase.driver.cache, "_SHARED", weakref.WeakKeyDictionary())
     with pytest.raises(zymase.DifferentiationError) as info:
         if mode == "fwd":
             zymase.jvp(P.uses_erf, (0.6,), (1.0,))

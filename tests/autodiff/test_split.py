@@ -10,7 +10,10 @@ from conftest import corpus
 from test_random_ad import flat, load, unflat
 
 import zymase
+from zymase.driver.cache import Specializations
+from zymase.driver.request import Request
 from zymase.errors import ZymaseError
+from zymase.options import Options
 
 PROBLEMS = ["taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4", "fft", "relu3"]
 
@@ -81,8 +84,7 @@ def test_split_functions_are_compiled():
     """One module with both entries: the forward returns the primal, residuals and the tape."""
     mod = corpus().load("heat1d")
     args = mod.make_inputs("small")
-    comp = zymase.ad._Compiled(mod.primal, zymase.ad._options())
-    from zymase.derivatives import Request
+    comp = Specializations(mod.primal, Options())
     d = comp.get(args, Request("rev-split", (0, 1), 1, (0,)))
     names = [f.sym_name for f in d.module]
     assert "primal.grad.fwd" in names and "primal.grad.adj" in names, names
@@ -121,12 +123,11 @@ def test_random_programs_vjp_equals_grad():
 def test_interpreter_runs_the_split_functions():
     """The IR interpreter (an independent executor) runs the forward function, then the adjoint
     on what it returned, and gets the compiled gradient."""
-    from zymase.derivatives import Request
     from zymase.ir.interp import run
     mod = corpus().load("heat1d")
     u0, c, steps = mod.make_inputs("small")
     steps = 5
-    comp = zymase.ad._Compiled(mod.primal, zymase.ad._options())
+    comp = Specializations(mod.primal, Options())
     d = comp.get((u0, c, steps), Request("rev-split", (0, 1), 1, (0,)))
     u, cc, su, sc = u0.copy(), c.copy(), np.zeros_like(u0), np.zeros_like(c)
     out = run(d.module, "primal.grad.fwd", u, cc, steps, su, sc)

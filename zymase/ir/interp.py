@@ -129,7 +129,13 @@ class Frame:
             handler = HANDLERS.get(op.name)
             if handler is None:
                 raise NotImplementedError(f"interp: no rule for op {op.name!r}")
-            for r, v in zip(op.results, handler(self, op, values)):
+            try:
+                out = handler(self, op, values)
+            except Exception as e:
+                if getattr(e, "loc", None) is None:
+                    e.loc = op.loc  # the user's line (backends/interp reports it)
+                raise
+            for r, v in zip(op.results, out):
                 env[r] = v
         return []
 
@@ -519,6 +525,11 @@ def _tape_pop_ref(frame: Frame, op: Op, args: list) -> Sequence:
 def _tape_export(frame: Frame, op: Op, args: list) -> Sequence:
     _EXPORTED[id(args[0])] = args[0]
     return (np.int64(id(args[0])), np.int64(len(args[0])))
+
+
+def release_exported(token: int) -> None:
+    """Drop a tape ``tape.export`` handed out that no ``tape.adopt`` took back."""
+    _EXPORTED.pop(int(token), None)
 
 
 def _tape_adopt(frame: Frame, op: Op, args: list) -> Sequence:

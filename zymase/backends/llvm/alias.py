@@ -24,10 +24,20 @@ nothing the program can break.
 from __future__ import annotations
 
 from ...ir.core import Func
+from ...ir.ops import (
+    Load,
+    Store,
+    TapePop,
+    TapePopRef,
+    TapePush,
+    TapePushArray,
+    TapePushRef,
+    TapeRead,
+)
 from ...passes.licm import root, root_kind
 
-TAPE_OPS = ("tape.push", "tape.pop", "tape.read", "tape.push_ref", "tape.pop_ref",
-            "tape.push_array")
+TAPE_OPS = (TapePush, TapePop, TapeRead, TapePushRef, TapePopRef,
+            TapePushArray)
 
 
 class AliasScopes:
@@ -38,11 +48,11 @@ class AliasScopes:
         self.distinct_args = bool(func.attrs.get("noalias", False))
         classes: dict = {}
         for op in func.walk():
-            if op.name == "array.load":
+            if isinstance(op, Load):
                 classes.setdefault(self.class_of(op.operands[0]), None)
-            elif op.name == "array.store":
+            elif isinstance(op, Store):
                 classes.setdefault(self.class_of(op.operands[1]), None)
-            elif op.name in TAPE_OPS:
+            elif isinstance(op, TAPE_OPS):
                 classes.setdefault("tape", None)
         self.md: dict = {}
         if len(classes) < 2:

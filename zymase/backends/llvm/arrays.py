@@ -5,8 +5,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.ops import (
+    Alloc,
+    ArrayConst,
+    ArrayFree,
+    Broadcast,
+    DataPtr,
+    Dim,
+    Load,
+    Matmul,
+    Offset,
+    Relayout,
+    Reshape,
+    Store,
+    Stride,
+    Subview,
+    Transpose,
+)
 from ...ir.types import ArrayType, scalar_from_dtype
-from .ops import emitter
+from .table import emitter
 from .types import BASE, DATA, SHAPE, STRIDES, array_struct, elem_type, literal
 
 
@@ -64,19 +81,19 @@ def _ops(em, op):
     return [em.val(v) for v in op.operands]
 
 
-@emitter("array.dim")
+@emitter(Dim)
 def _dim(em, op):
     t = op.operands[0].type
     return [field(em, em.val(op.operands[0]), t, SHAPE, op.attrs["axis"])]
 
 
-@emitter("array.stride")
+@emitter(Stride)
 def _stride(em, op):
     t = op.operands[0].type
     return [strides(em, em.val(op.operands[0]), t)[op.attrs["axis"]]]
 
 
-@emitter("array.load")
+@emitter(Load)
 def _load(em, op):
     a, *idx = _ops(em, op)
     t = op.operands[0].type
@@ -84,7 +101,7 @@ def _load(em, op):
     return [em.assign(f"load {elem_type(t)}, ptr {p}{em.alias_md(op, op.operands[0])}")]
 
 
-@emitter("array.store")
+@emitter(Store)
 def _store(em, op):
     v, a, *idx = _ops(em, op)
     t = op.operands[1].type
@@ -93,7 +110,7 @@ def _store(em, op):
     return []
 
 
-@emitter("array.alloc")
+@emitter(Alloc)
 def _alloc(em, op):
     t = op.results[0].type
     dims = _ops(em, op)
@@ -115,14 +132,14 @@ def _alloc(em, op):
     return [build(em, t, p, p, dims, c_strides(em, dims))]
 
 
-@emitter("array.free")
+@emitter(ArrayFree)
 def _free(em, op):
     (a,) = _ops(em, op)
     em.emit(f"call void @free(ptr {field(em, a, op.operands[0].type, BASE)})")
     return []
 
 
-@emitter("array.const")
+@emitter(ArrayConst)
 def _const(em, op):
     t = op.results[0].type
     data = np.ascontiguousarray(op.attrs["data"], dtype=t.dtype.np_dtype)
@@ -137,7 +154,7 @@ def _const(em, op):
     return [build(em, t, "null", g, dims, c_strides(em, dims))]
 
 
-@emitter("array.subview")
+@emitter(Subview)
 def _subview(em, op):
     src_t, res_t = op.operands[0].type, op.results[0].type
     a = em.val(op.operands[0])
@@ -157,7 +174,7 @@ def _subview(em, op):
     return [build(em, res_t, field(em, a, src_t, BASE), data, dims, new_strides)]
 
 
-@emitter("array.broadcast")
+@emitter(Broadcast)
 def _broadcast(em, op):
     src_t, res_t = op.operands[0].type, op.results[0].type
     a, *dims = _ops(em, op)
@@ -170,7 +187,7 @@ def _broadcast(em, op):
     return [build(em, res_t, field(em, a, src_t, BASE), field(em, a, src_t, DATA), dims, new)]
 
 
-@emitter("array.transpose")
+@emitter(Transpose)
 def _transpose(em, op):
     src_t, res_t = op.operands[0].type, op.results[0].type
     a = em.val(op.operands[0])
@@ -180,7 +197,7 @@ def _transpose(em, op):
                   [d[p] for p in perm], [s[p] for p in perm])]
 
 
-@emitter("array.reshape")
+@emitter(Reshape)
 def _reshape(em, op):
     src_t, res_t = op.operands[0].type, op.results[0].type
     a, *dims = _ops(em, op)
@@ -188,7 +205,7 @@ def _reshape(em, op):
                   c_strides(em, dims))]
 
 
-@emitter("array.relayout")
+@emitter(Relayout)
 def _relayout(em, op):
     src_t = op.operands[0].type
     a = em.val(op.operands[0])
@@ -197,7 +214,7 @@ def _relayout(em, op):
     return [a]
 
 
-@emitter("linalg.matmul")
+@emitter(Matmul)
 def _matmul(em, op):
     a, b, out = _ops(em, op)
     ta, tb, to = (v.type for v in op.operands)
@@ -208,7 +225,7 @@ def _matmul(em, op):
     return []
 
 
-@emitter("array.offset")
+@emitter(Offset)
 def _offset(em, op):
     v, r = _ops(em, op)
     vt, rt = (x.type for x in op.operands)
@@ -217,7 +234,7 @@ def _offset(em, op):
     return [em.assign(f"sdiv exact i64 {em.assign(f'sub i64 {dv}, {dr}')}, {vt.dtype.nbytes}")]
 
 
-@emitter("array.data_ptr")
+@emitter(DataPtr)
 def _data_ptr(em, op):
     (a,) = _ops(em, op)
     return [em.assign(f"ptrtoint ptr {field(em, a, op.operands[0].type, DATA)} to i64")]

@@ -11,8 +11,12 @@ Context layout (``ctx``): ``{i64 err_id, i64 err_a, i64 err_b, ptr arena, i64 le
 from __future__ import annotations
 
 from ...ir.core import Func, Op, Value
+from ...ir.ops import Call, Condition, Constant, For, If, Return, While, Yield
+from . import arrays, ops, tape  # noqa: F401  (each fills the emitter table)
 from .alias import AliasScopes
-from .ops import OP_EMITTERS
+from .runtime import matmul_ir
+from .table import OP_EMITTERS
+from .target import GENERIC, Target
 from .types import ltype
 
 COLD = "!{!\"branch_weights\", i32 1048575, i32 1}"
@@ -22,8 +26,9 @@ COLD_CALL = "!{!\"branch_weights\", i32 1, i32 1048575}"
 class ModuleEmitter:
     """Collects functions, globals, declarations and the error table of one LLVM module."""
 
-    def __init__(self, fastmath: bool, counting: bool = False):
+    def __init__(self, fastmath: bool, counting: bool = False, target: Target = GENERIC):
         self.fastmath = fastmath
+        self.target = target
         self.counting = counting  # count tape slots per push site (tape_report)
         self.sites: list = []  # op of each counted push site
         self.globals: list[str] = []
@@ -60,9 +65,8 @@ class ModuleEmitter:
 
     def request_matmul(self, fn: str, ta, tb, to) -> None:
         if fn not in self._kernels:
-            from .runtime import matmul_ir
             self._kernels.add(fn)
-            self.funcs.append(matmul_ir(fn, ta, tb, to))
+            self.funcs.append(matmul_ir(fn, ta, tb, to, self.target.blas))
 
     def text(self, runtime: str) -> str:
         if self.counting:
@@ -161,21 +165,21 @@ class FunctionEmitter:
     def emit_block(self, block) -> list[str]:
         """Emit a block's ops; returns the operands of its terminator (yield/condition/return)."""
         for op in block.ops:
-            if op.name in ("scf.yield", "scf.condition"):
+            if isinstance(op, (Yield, Condition)):
                 return [self.val(v) for v in op.operands]
-            if op.name == "func.return":
+            if isinstance(op, Return):
                 self._return(op)
                 return []
             self.emit_op(op)
         return []
 
     def emit_op(self, op: Op) -> None:
-        special = {"scf.for": self._for, "scf.while": self._while, "scf.if": self._if,
-                   "func.call": self._call}.get(op.name)
+        special = {For: self._for, While: self._while, If: self._if,
+                   Call: self._call}.get(type(op))
         if special is not None:
             results = special(op)
         else:
-            fn = OP_EMITTERS.get(op.name)
+            fn = OP_EMITTERS.get(type(op))
             if fn is None:
                 raise NotImplementedError(f"LLVM backend: no emitter for {op.name}")
             results = fn(self, op)
@@ -291,6 +295,6 @@ class FunctionEmitter:
 
 def _const(v: Value):
     op = v.op
-    if op is not None and op.name == "arith.constant":
+    if op is not None and isinstance(op, Constant):
         return op.attrs["value"]
     return None

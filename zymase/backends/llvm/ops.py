@@ -1,4 +1,5 @@
-"""One LLVM emitter per IR op: ``OP_EMITTERS[name](em, op) -> [result operands]``.
+"""The LLVM emitters of scalar ops (``table.py`` holds them all: ``OP_EMITTERS[cls](em, op) ->
+[result operands]``).
 
 Scalar math maps to LLVM intrinsics or libm (``MATH``); Python-specific integer and float
 division live in the runtime module (``runtime.py``).  Array ops build and read the array struct
@@ -10,17 +11,84 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm_binding
 
-from .types import SCALAR, array_struct, elem_type, literal, ltype
-
-OP_EMITTERS: dict = {}
-
-
-def emitter(*names):
-    def deco(fn):
-        for n in names:
-            OP_EMITTERS[n] = fn
-        return fn
-    return deco
+from ...ir.ops import (
+    AbsF,
+    AbsI,
+    Acos,
+    Acosh,
+    AddF,
+    AddI,
+    AndI,
+    Asin,
+    Asinh,
+    Assert,
+    Atan,
+    Atan2,
+    Atanh,
+    Cast,
+    Ceil,
+    CmpF,
+    CmpI,
+    ComplexAbs,
+    ComplexCreate,
+    ComplexIm,
+    ComplexRe,
+    Conj,
+    Constant,
+    Copysign,
+    Cos,
+    Cosh,
+    Digamma,
+    DivF,
+    Erf,
+    Erfc,
+    Exp,
+    Expm1,
+    Floor,
+    FloorDivF,
+    FloorDivI,
+    Fmod,
+    Hypot,
+    Index,
+    IsFinite,
+    IsInf,
+    IsNan,
+    Lgamma,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    MaxI,
+    MaximumF,
+    MinI,
+    MinimumF,
+    ModF,
+    ModI,
+    MulF,
+    MulI,
+    NegF,
+    NegI,
+    Not,
+    OrI,
+    Pow,
+    PowI,
+    RoundEven,
+    Select,
+    Sign,
+    Sin,
+    Sinh,
+    Sqrt,
+    SubF,
+    SubI,
+    Tan,
+    Tanh,
+    Tgamma,
+    Trigamma,
+    Trunc,
+    XorI,
+)
+from .table import emitter
+from .types import SCALAR, literal, ltype
 
 
 def _ops(em, op):
@@ -32,15 +100,15 @@ def _fp(t) -> str:
 
 
 # ---------------------------------------------------------------------- arith
-@emitter("arith.constant")
+@emitter(Constant)
 def _constant(em, op):
     return [literal(op.attrs["value"], op.results[0].type)]
 
 
-_FLOAT_BIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul",
-              "arith.divf": "fdiv"}
-_INT_BIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and",
-            "arith.ori": "or", "arith.xori": "xor"}
+_FLOAT_BIN = {AddF: "fadd", SubF: "fsub", MulF: "fmul",
+              DivF: "fdiv"}
+_INT_BIN = {AddI: "add", SubI: "sub", MulI: "mul", AndI: "and",
+            OrI: "or", XorI: "xor"}
 
 
 @emitter(*_FLOAT_BIN)
@@ -48,19 +116,19 @@ def _float_bin(em, op):
     t = op.results[0].type
     a, b = _ops(em, op)
     if t.is_complex:
-        return [em.assign(f"call {ltype(t)} @zy.c{_FLOAT_BIN[op.name]}.{t}({ltype(t)} {a}, "
+        return [em.assign(f"call {ltype(t)} @zy.c{_FLOAT_BIN[type(op)]}.{t}({ltype(t)} {a}, "
                           f"{ltype(t)} {b})")]
     nsz = "nsz " if op.attrs.get("nsz") else ""  # adjoint accumulations (canonicalize.py)
-    return [em.assign(f"{_FLOAT_BIN[op.name]} {em.fm}{nsz}{_fp(t)} {a}, {b}")]
+    return [em.assign(f"{_FLOAT_BIN[type(op)]} {em.fm}{nsz}{_fp(t)} {a}, {b}")]
 
 
 @emitter(*_INT_BIN)
 def _int_bin(em, op):
     a, b = _ops(em, op)
-    return [em.assign(f"{_INT_BIN[op.name]} {ltype(op.results[0].type)} {a}, {b}")]
+    return [em.assign(f"{_INT_BIN[type(op)]} {ltype(op.results[0].type)} {a}, {b}")]
 
 
-@emitter("arith.negf")
+@emitter(NegF)
 def _negf(em, op):
     t = op.results[0].type
     (a,) = _ops(em, op)
@@ -72,63 +140,63 @@ def _negf(em, op):
     return [em.assign(f"fneg {_fp(t)} {a}")]
 
 
-@emitter("arith.negi")
+@emitter(NegI)
 def _negi(em, op):
     (a,) = _ops(em, op)
     return [em.assign(f"sub {ltype(op.results[0].type)} 0, {a}")]
 
 
-@emitter("arith.not")
+@emitter(Not)
 def _not(em, op):
     (a,) = _ops(em, op)
     return [em.assign(f"xor i1 {a}, true")]
 
 
-@emitter("arith.absi")
+@emitter(AbsI)
 def _absi(em, op):
     t = ltype(op.results[0].type)
     (a,) = _ops(em, op)
     return [em.assign(f"call {t} @llvm.abs.{t}({t} {a}, i1 false)")]
 
 
-@emitter("arith.maxi", "arith.mini")
+@emitter(MaxI, MinI)
 def _minmaxi(em, op):
     t = ltype(op.results[0].type)
     a, b = _ops(em, op)
-    fn = "smax" if op.name == "arith.maxi" else "smin"
+    fn = "smax" if isinstance(op, MaxI) else "smin"
     return [em.assign(f"call {t} @llvm.{fn}.{t}({t} {a}, {t} {b})")]
 
 
-@emitter("arith.maximumf", "arith.minimumf")
+@emitter(MaximumF, MinimumF)
 def _minmaxf(em, op):
     t = _fp(op.results[0].type)
     a, b = _ops(em, op)
-    fn = "maximum" if op.name == "arith.maximumf" else "minimum"
+    fn = "maximum" if isinstance(op, MaximumF) else "minimum"
     return [em.assign(f"call {t} @llvm.{fn}.{_suffix(op.results[0].type)}({t} {a}, {t} {b})")]
 
 
-@emitter("arith.floordivi", "arith.modi", "arith.powi")
+@emitter(FloorDivI, ModI, PowI)
 def _int_div(em, op):
     t = op.results[0].type
     lt = ltype(t)
     a, b = _ops(em, op)
-    if op.name == "arith.powi":
+    if isinstance(op, PowI):
         ok = em.assign(f"icmp sge {lt} {b}, 0")
         em.raise_if_not(ok, "ValueError", "negative integer power in compiled code (use a "
                         "float base)", op.loc)
         return [em.assign(f"call {lt} @zy.powi.{t}({lt} {a}, {lt} {b})")]
     ok = em.assign(f"icmp ne {lt} {b}, 0")
     em.raise_if_not(ok, "ZeroDivisionError", "integer division or modulo by zero", op.loc)
-    fn = "floordiv" if op.name == "arith.floordivi" else "mod"
+    fn = "floordiv" if isinstance(op, FloorDivI) else "mod"
     return [em.assign(f"call {lt} @zy.{fn}.{t}({lt} {a}, {lt} {b})")]
 
 
-@emitter("arith.modf", "arith.floordivf")
+@emitter(ModF, FloorDivF)
 def _py_float_div(em, op):
     t = op.results[0].type
     ft = _fp(t)
     a, b = _ops(em, op)
-    fn = "pymod" if op.name == "arith.modf" else "pyfloordiv"
+    fn = "pymod" if isinstance(op, ModF) else "pyfloordiv"
     return [em.assign(f"call {ft} @zy.{fn}.{t}({ft} {a}, {ft} {b})")]
 
 
@@ -137,7 +205,7 @@ _ICMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "s
 _UCMP = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
 
 
-@emitter("arith.cmpf")
+@emitter(CmpF)
 def _cmpf(em, op):
     t = op.operands[0].type
     a, b = _ops(em, op)
@@ -155,7 +223,7 @@ def _cmpf(em, op):
     return [em.assign(f"fcmp {_FCMP[pred]} {_fp(t)} {a}, {b}")]
 
 
-@emitter("arith.cmpi")
+@emitter(CmpI)
 def _cmpi(em, op):
     t = op.operands[0].type
     a, b = _ops(em, op)
@@ -163,14 +231,14 @@ def _cmpi(em, op):
     return [em.assign(f"icmp {table[op.attrs['pred']]} {ltype(t)} {a}, {b}")]
 
 
-@emitter("arith.select")
+@emitter(Select)
 def _select(em, op):
     c, a, b = _ops(em, op)
     t = ltype(op.results[0].type)
     return [em.assign(f"select i1 {c}, {t} {a}, {t} {b}")]
 
 
-@emitter("arith.cast")
+@emitter(Cast)
 def _cast(em, op):
     (a,) = _ops(em, op)
     return [cast(em, a, op.operands[0].type, op.results[0].type)]
@@ -222,18 +290,18 @@ def _pack(em, t, re: str, im: str) -> str:
 
 
 # ---------------------------------------------------------------------- math
-INTRINSIC = {"math.sqrt": "sqrt", "math.exp": "exp", "math.log": "log", "math.log10": "log10",
-             "math.log2": "log2", "math.sin": "sin", "math.cos": "cos", "math.absf": "fabs",
-             "math.floor": "floor", "math.ceil": "ceil", "math.trunc": "trunc",
-             "math.roundeven": "roundeven", "math.pow": "pow", "math.copysign": "copysign",
-             "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
-             "math.sinh": "sinh", "math.cosh": "cosh", "math.tanh": "tanh",
-             "math.atan2": "atan2"}
-LIBM = {"math.log1p": "log1p", "math.expm1": "expm1", "math.erf": "erf", "math.erfc": "erfc",
-        "math.lgamma": "lgamma", "math.tgamma": "tgamma", "math.asinh": "asinh",
-        "math.acosh": "acosh", "math.atanh": "atanh", "math.hypot": "hypot", "math.fmod": "fmod"}
-COMPLEX_LIBM = {"math.sqrt": "csqrt", "math.exp": "cexp", "math.log": "clog", "math.sin": "csin",
-                "math.cos": "ccos", "math.tanh": "ctanh", "math.pow": "cpow"}
+INTRINSIC = {Sqrt: "sqrt", Exp: "exp", Log: "log", Log10: "log10",
+             Log2: "log2", Sin: "sin", Cos: "cos", AbsF: "fabs",
+             Floor: "floor", Ceil: "ceil", Trunc: "trunc",
+             RoundEven: "roundeven", Pow: "pow", Copysign: "copysign",
+             Tan: "tan", Asin: "asin", Acos: "acos", Atan: "atan",
+             Sinh: "sinh", Cosh: "cosh", Tanh: "tanh",
+             Atan2: "atan2"}
+LIBM = {Log1p: "log1p", Expm1: "expm1", Erf: "erf", Erfc: "erfc",
+        Lgamma: "lgamma", Tgamma: "tgamma", Asinh: "asinh",
+        Acosh: "acosh", Atanh: "atanh", Hypot: "hypot", Fmod: "fmod"}
+COMPLEX_LIBM = {Sqrt: "csqrt", Exp: "cexp", Log: "clog", Sin: "csin",
+                Cos: "ccos", Tanh: "ctanh", Pow: "cpow"}
 
 
 @emitter(*INTRINSIC, *LIBM)
@@ -244,17 +312,17 @@ def _math(em, op):
         return [_complex_libm(em, op, t, args)]
     ft = _fp(t)
     sig = ", ".join(f"{ft} {a}" for a in args)
-    if op.name == "math.fmod":
+    if isinstance(op, Fmod):
         return [em.assign(f"frem {ft} {args[0]}, {args[1]}")]
-    if op.name in INTRINSIC:
-        return [em.assign(f"call {em.fm}{ft} @llvm.{INTRINSIC[op.name]}.{_suffix(t)}({sig})")]
-    name = LIBM[op.name] + ("f" if t.bits == 32 else "")
+    if type(op) in INTRINSIC:
+        return [em.assign(f"call {em.fm}{ft} @llvm.{INTRINSIC[type(op)]}.{_suffix(t)}({sig})")]
+    name = LIBM[type(op)] + ("f" if t.bits == 32 else "")
     em.mod.declare(f"declare {ft} @{name}({', '.join([ft] * len(args))}) #1")
     return [em.assign(f"call {ft} @{name}({sig})")]
 
 
 def _complex_libm(em, op, t, args):
-    name = COMPLEX_LIBM.get(op.name)
+    name = COMPLEX_LIBM.get(type(op))
     if name is None:
         raise NotImplementedError(f"{op.name} on complex numbers")
     ft, lt = _fp(t.real_type), ltype(t)
@@ -288,20 +356,20 @@ def _complex_libm_f32(em, name, lt, args):
     return out
 
 
-@emitter("math.isnan", "math.isinf", "math.isfinite")
+@emitter(IsNan, IsInf, IsFinite)
 def _float_test(em, op):
     t = op.operands[0].type
     ft = _fp(t)
     (a,) = _ops(em, op)
-    if op.name == "math.isnan":
+    if isinstance(op, IsNan):
         return [em.assign(f"fcmp uno {ft} {a}, {a}")]
     mag = em.assign(f"call {ft} @llvm.fabs.{_suffix(t)}({ft} {a})")
     inf = literal(float("inf"), t)
-    pred = "oeq" if op.name == "math.isinf" else "one"
+    pred = "oeq" if isinstance(op, IsInf) else "one"
     return [em.assign(f"fcmp {pred} {ft} {mag}, {inf}")]
 
 
-@emitter("math.sign")
+@emitter(Sign)
 def _sign(em, op):
     t = op.results[0].type
     ft = _fp(t)
@@ -315,20 +383,20 @@ def _sign(em, op):
 
 
 # ---------------------------------------------------------------------- complex
-@emitter("complex.create")
+@emitter(ComplexCreate)
 def _create(em, op):
     re, im = _ops(em, op)
     return [_pack(em, op.results[0].type, re, im)]
 
 
-@emitter("complex.re", "complex.im")
+@emitter(ComplexRe, ComplexIm)
 def _part(em, op):
     (a,) = _ops(em, op)
-    k = 0 if op.name == "complex.re" else 1
+    k = 0 if isinstance(op, ComplexRe) else 1
     return [em.assign(f"extractvalue {ltype(op.operands[0].type)} {a}, {k}")]
 
 
-@emitter("complex.conj")
+@emitter(Conj)
 def _conj(em, op):
     t = op.results[0].type
     (a,) = _ops(em, op)
@@ -337,7 +405,7 @@ def _conj(em, op):
     return [em.assign(f"insertvalue {lt} {a}, {ft} {em.assign(f'fneg {ft} {im}')}, 1")]
 
 
-@emitter("complex.abs")
+@emitter(ComplexAbs)
 def _cabs(em, op):
     t = op.operands[0].type
     (a,) = _ops(em, op)
@@ -349,14 +417,14 @@ def _cabs(em, op):
 
 
 # ---------------------------------------------------------------------- checks
-@emitter("rt.assert")
+@emitter(Assert)
 def _assert(em, op):
     ok, *payload = _ops(em, op)
     em.raise_if_not(ok, op.attrs["kind"], op.attrs["msg"], op.loc, *payload)
     return []
 
 
-@emitter("array.index")
+@emitter(Index)
 def _index(em, op):
     i, n = _ops(em, op)
     j = i
@@ -369,7 +437,7 @@ def _index(em, op):
     return [j]
 
 
-@emitter("math.digamma", "math.trigamma")
+@emitter(Digamma, Trigamma)
 def _special(em, op):
     t = op.results[0].type
     (a,) = _ops(em, op)
@@ -380,7 +448,3 @@ def _special(em, op):
     wide_result = em.assign(f"call double @zy.{fn}(double {wide})")
     return [em.assign(f"fptrunc double {wide_result} to float")]
 
-
-from . import arrays, tape  # noqa: E402,F401  (registers the array and tape emitters)
-
-_ = (array_struct, elem_type)

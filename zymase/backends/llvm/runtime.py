@@ -6,7 +6,11 @@ and matrix-product kernels (BLAS when NumPy's OpenBLAS is found, loops otherwise
 from __future__ import annotations
 
 from ...ir import special
+from .tape import TAPE_RUNTIME
 from .types import array_struct, float_literal
+
+CBLAS_ROW_MAJOR, CBLAS_NO_TRANS = 101, 111
+MIN_FLOPS = 4096  # smaller products run the loops (a BLAS call costs more than it saves)
 
 HEADER = """
 declare ptr @malloc(i64)
@@ -351,7 +355,6 @@ pos:
 
 
 def runtime_ir() -> str:
-    from .tape import TAPE_RUNTIME
     parts = [HEADER, _special_ir(), TAPE_RUNTIME]
     for t, n in (("i64", "i64"), ("i32", "i32")):
         parts.append(INT_TEMPLATE.format(t=t, n=n))
@@ -365,7 +368,6 @@ def runtime_ir() -> str:
 
 def _blas_call(t, et) -> list[str]:
     """Call gemm when a, b and out are row-major with unit inner stride and big enough."""
-    from .blas import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, MIN_FLOPS
     fn = "zy.cblas_dgemm" if str(t.dtype) == "f64" else "zy.cblas_sgemm"
     one = "1.0"
     lines = []
@@ -387,8 +389,9 @@ def _blas_call(t, et) -> list[str]:
     return lines
 
 
-def matmul_ir(fn: str, ta, tb, to) -> str:
-    """A loop kernel ``out = a @ b`` for ranks (2,2), (2,1), (1,2) on any strides."""
+def matmul_ir(fn: str, ta, tb, to, blas=frozenset()) -> str:
+    """A loop kernel ``out = a @ b`` for ranks (2,2), (2,1), (1,2) on any strides; big
+    row-major (2,2) products call gemm when ``blas`` (the target's) has their element type."""
     et = {"f64": "double", "f32": "float", "c128": "{double, double}",
           "c64": "{float, float}"}[str(ta.dtype)]
     if ta.dtype.is_complex:
@@ -411,8 +414,7 @@ def matmul_ir(fn: str, ta, tb, to) -> str:
     body = [f"define internal void @{fn}({sa} %a, {sb} %b, {so} %o) #0 {{", "entry:"]
     body += dims2("a", ta, sa, True) + dims2("b", tb, sb, False) + dims2("o", to, so,
                                                                           ta.ndim == 1)
-    from . import blas
-    if (ta.ndim, tb.ndim) == (2, 2) and blas.available(ta.dtype):
+    if (ta.ndim, tb.ndim) == (2, 2) and str(ta.dtype) in blas:
         body += _blas_call(ta, et)
     else:
         body += ["  br label %pre", "pre:"]

@@ -4,20 +4,33 @@ capacity: reverse mode reserves enough before each loop nest, which lets LLVM ke
 register (the grow call takes the tape ``nocapture``).  With ``ZYMASE_VERIFY=1`` every push
 checks, so a reservation that is too small is an error in tests, never a heap overflow.
 
-A freed tape of at least 1 MiB is kept for the next one (``zy.tape_pool``: one buffer for the
-process, taken and given back with atomic exchanges, so concurrent calls are safe): a big tape
-is otherwise fresh memory from the kernel at every call, and first touching its pages cost
-more than the whole gradient (heat1d large: 800 MB, 0.5-1 s of page faults for a 0.2 s
-gradient).  The kept buffer's capacity sits in its first slot.  ``ZYMASE_TAPE_CACHE`` (bytes,
-default 1/8 of physical memory; 0 keeps nothing) bounds what is kept; ``release_memory()``
-frees it."""
+A freed tape of at least 1 MiB is kept for the next one (``zy.tape_pool``, an external global
+``[2 x i64]``: the kept buffer or 0, and the most bytes kept; the backend that loads the code
+provides it, see ``backends/cpu/tape_pool.py``).  Buffers are taken and given back with atomic
+exchanges, so concurrent calls are safe.  The kept buffer's capacity sits in its first slot."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 
-from .ops import emitter
+from ...ir.ops import (
+    TapeAdopt,
+    TapeDrop,
+    TapeExport,
+    TapeFree,
+    TapeMark,
+    TapeNew,
+    TapePop,
+    TapePopRef,
+    TapePush,
+    TapePushArray,
+    TapePushRef,
+    TapeRead,
+    TapeReserve,
+)
+from ...ir.types import F64, I64
+from .arrays import field, shape
+from .table import emitter
 from .types import SCALAR, array_struct, literal
 
 TAPE_RUNTIME = """
@@ -88,69 +101,6 @@ drop:
 }
 """
 
-def _default_keep() -> int:
-    env = os.environ.get("ZYMASE_TAPE_CACHE")
-    if env is not None:
-        return max(int(float(env)), 0)
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
-    except (ValueError, OSError, AttributeError):
-        return 1 << 30
-
-
-_POOL = (ctypes.c_int64 * 2)(0, _default_keep())  # [kept buffer or 0, most bytes kept]
-_RELEASE = None
-
-
-def pool_symbols() -> dict[str, int]:
-    return {"zy.tape_pool": ctypes.addressof(_POOL)}
-
-
-def release_memory() -> int:
-    """Free the tape buffer zymase keeps between derivative calls; returns its size in bytes.
-
-    Reverse-mode derivatives keep their tape (the values the adjoint sweep reads back) for the
-    next call when it is 1 MiB or more, up to ``ZYMASE_TAPE_CACHE`` bytes (default: an eighth of
-    physical memory), because fresh memory costs a page fault per 4 KiB on first touch.
-
-    >>> import zymase
-    >>> zymase.release_memory() >= 0
-    True
-    """
-    global _RELEASE
-    if _RELEASE is None:
-        from .engine import compile_ir
-        _RELEASE = compile_ir("""
-@zy.tape_pool = external global [2 x i64]
-declare void @free(ptr)
-define i64 @zy.tape_pool_release() {
-  %kept = atomicrmw xchg ptr @zy.tape_pool, i64 0 acq_rel
-  %have = icmp ne i64 %kept, 0
-  br i1 %have, label %free, label %none
-free:
-  %p = inttoptr i64 %kept to ptr
-  %cap = load i64, ptr %p
-  call void @free(ptr %p)
-  %bytes = mul i64 %cap, 8
-  ret i64 %bytes
-none:
-  ret i64 0
-}
-""")
-    fn = ctypes.CFUNCTYPE(ctypes.c_int64)(_RELEASE.address("zy.tape_pool_release"))
-    return int(fn())
-
-
-def set_tape_cache(nbytes: int) -> int:
-    """Set the most bytes of tape kept between calls (0: none; see ``release_memory``);
-    returns the previous limit."""
-    before = int(_POOL[1])
-    _POOL[1] = max(int(nbytes), 0)
-    if nbytes <= 0:
-        release_memory()
-    return before
-
-
 def checking() -> bool:
     return os.environ.get("ZYMASE_VERIFY") == "1"
 
@@ -162,7 +112,7 @@ def _count(em, op, slots: str) -> None:
         em.emit(f"atomicrmw add ptr {p}, i64 {slots} monotonic")
 
 
-@emitter("tape.new")
+@emitter(TapeNew)
 def _new(em, op):
     t = em.fresh("tape")
     em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
@@ -170,7 +120,7 @@ def _new(em, op):
     return [t]
 
 
-@emitter("tape.push_ref")
+@emitter(TapePushRef)
 def _push_ref(em, op):
     t, a = em.val(op.operands[0]), em.val(op.operands[1])
     n = op.operands[1].type.ndim
@@ -182,7 +132,7 @@ def _push_ref(em, op):
     return []
 
 
-@emitter("tape.pop_ref")
+@emitter(TapePopRef)
 def _pop_ref(em, op):
     t = em.val(op.operands[0])
     n = op.results[0].type.ndim
@@ -208,7 +158,7 @@ def _pop_ref(em, op):
     return [cur]
 
 
-@emitter("tape.export")
+@emitter(TapeExport)
 def _export(em, op):
     t = em.val(op.operands[0])
     buf = em.assign(f"ptrtoint ptr {em.assign(f'load ptr, ptr {t}')} to i64")
@@ -216,7 +166,7 @@ def _export(em, op):
     return [buf, pos]
 
 
-@emitter("tape.adopt")
+@emitter(TapeAdopt)
 def _adopt(em, op):
     buf, pos = (em.val(v) for v in op.operands)
     t = em.fresh("tape")
@@ -227,13 +177,13 @@ def _adopt(em, op):
     return [t]
 
 
-@emitter("tape.free")
+@emitter(TapeFree)
 def _free(em, op):
     em.emit(f"call void @zy.tape_release(ptr {em.val(op.operands[0])})")
     return []
 
 
-@emitter("tape.reserve")
+@emitter(TapeReserve)
 def _reserve(em, op):
     t, n = (em.val(v) for v in op.operands)
     em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {n})")
@@ -267,7 +217,7 @@ def _from_slot(em, s, t):
     return s if t.bits == 64 else em.assign(f"trunc i64 {s} to i32")
 
 
-@emitter("tape.push")
+@emitter(TapePush)
 def _push(em, op):
     t = em.val(op.operands[0])
     v, ty = em.val(op.operands[1]), op.operands[1].type
@@ -294,7 +244,7 @@ def _push_slots(em, op, t, slots) -> None:
     em.emit(f"store i64 {em.assign(f'add i64 {pos}, {len(slots)}')}, ptr {posp}")
 
 
-@emitter("tape.pop")
+@emitter(TapePop)
 def _pop(em, op):
     t = em.val(op.operands[0])
     ty = op.results[0].type
@@ -324,17 +274,15 @@ def _load_slots(em, t, pos, ty):
 _ = literal
 
 
-@emitter("tape.mark")
+@emitter(TapeMark)
 def _mark(em, op):
     t = em.val(op.operands[0])
     return [em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")]
 
 
-@emitter("tape.push_array")
+@emitter(TapePushArray)
 def _push_array(em, op):
     """Append every element of a C-contiguous array, one slot each (two for complex)."""
-    from .arrays import field, shape
-    from .types import BASE  # noqa: F401
     t = em.val(op.operands[0])
     a, at = em.val(op.operands[1]), op.operands[1].type
     per = 2 if at.dtype.is_complex else 1
@@ -377,24 +325,16 @@ def _push_array(em, op):
     return []
 
 
-_COPYABLE = set()  # f64/i64 elements are already 8-byte slots
+_COPYABLE = {F64, I64}  # their elements are already 8-byte slots
 
 
-def _init_copyable():
-    from ...ir.types import F64, I64
-    _COPYABLE.update({F64, I64})
-
-
-_init_copyable()
-
-
-@emitter("tape.read")
+@emitter(TapeRead)
 def _read(em, op):
     t, p = (em.val(v) for v in op.operands)
     return [_load_slots(em, t, p, op.results[0].type)]
 
 
-@emitter("tape.drop")
+@emitter(TapeDrop)
 def _drop(em, op):
     t, n = (em.val(v) for v in op.operands)
     posp = em.assign(f"getelementptr i8, ptr {t}, i64 8")

@@ -11,6 +11,10 @@ import threading
 
 import llvmlite.binding as llvm
 
+from .blas import symbols
+from .pyentry import python_symbols
+from .tape_pool import pool_symbols
+
 _LOCK = threading.RLock()
 _TM = None
 
@@ -75,9 +79,6 @@ def _bind_python_symbols():
     of BLAS, and of the process's kept tape (``tape.pool_symbols``)."""
     global _BOUND
     if not _BOUND:
-        from .blas import symbols
-        from .pyentry import python_symbols
-        from .tape import pool_symbols
         for name, addr in {**python_symbols(), **symbols(), **pool_symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True

@@ -27,10 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from .ad import _Compiled, _flat_args, _options, _scalar_out
-from .compiler import rebuild_result
-from .derivatives import Request, flat_leaves
-from .errors import DifferentiationError, ZymaseError, caller_loc
+from ..driver.cache import shared
+from ..driver.request import Request
+from ..driver.signature import flat_leaves, rebuild_result
+from ..errors import DifferentiationError, ZymaseError, caller_loc
+from ..frontend.args import call_arguments
+from ..frontend.source import python_function
+from .grad import options_of
+from .values import flat_args, scalar_out
 
 
 class Mode:
@@ -74,7 +78,6 @@ class BatchDuplicated:
     dvals: tuple
 
 
-_CACHE: dict = {}
 
 
 def autodiff(mode: Mode, fn, *args, **options):
@@ -90,19 +93,12 @@ def autodiff(mode: Mode, fn, *args, **options):
 
 def _with_defaults(fn, args):
     """``args`` and, as ``Const``, the defaults of the parameters they leave out."""
-    from .frontend.args import call_arguments
-    from .frontend.source import python_function
     full = call_arguments(python_function(fn), tuple(_plain(a) for a in args))
     return tuple(args) + tuple(Const(v) for v in full[len(args):])
 
 
 def _compiled(fn, options):
-    key = (fn, tuple(sorted((k, frozenset(v) if isinstance(v, (set, list)) else v)
-                            for k, v in options.items())))
-    c = _CACHE.get(key)
-    if c is None:
-        c = _CACHE[key] = _Compiled(fn, _options(**options))
-    return c
+    return shared(fn, options_of(options))
 
 
 def _plain(a):
@@ -135,12 +131,11 @@ def _reverse(mode, fn, args, options, given):
         if isinstance(a, Duplicated):
             _check_shadow(a.val, a.dval, f"argument {k}")
     comp = _compiled(fn, options)
-    from .jit_values import result_description
-    desc = result_description(comp.fn, primals, comp.options)
+    desc = comp.primal(primals).result
     scalar_result = desc[0] == "s" and desc[1].is_inexact
     results = (0,) if scalar_result else ()
     d = comp.get(primals, Request("rev", nums, 1, results))
-    flat = _flat_args(d, primals)
+    flat = flat_args(d, primals)
     shadows, copies = [], []
     for i in d.flat_active:
         if isinstance(flat[i], np.ndarray):
@@ -162,7 +157,7 @@ def _reverse(mode, fn, args, options, given):
         k, path = d.leaf_of[i]
         if isinstance(args[k], Active):
             leaf = dict(flat_leaves(d.templates[k]))[path]
-            derivs[k] = _scalar_out(next(adjoints), leaf.type)
+            derivs[k] = scalar_out(next(adjoints), leaf.type)
     result = (tuple(derivs),)
     if mode.with_primal:
         return (tuple(derivs), rebuild_result(d.result, out[:d.n_flat_results]))
@@ -184,7 +179,7 @@ def _forward(mode, fn, args, options):
                                        caller_loc())
     comp = _compiled(fn, options)
     d = comp.get(primals, Request("fwd", nums, w, ()))
-    flat = _flat_args(d, primals)
+    flat = flat_args(d, primals)
     tans, copies = [], []
     for i in d.flat_active:
         k, path = d.leaf_of[i]

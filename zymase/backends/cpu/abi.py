@@ -1,4 +1,4 @@
-"""Calling compiled entry functions from Python (see ``backends/llvm/entry.py`` for the C side).
+"""Calling compiled entry functions from Python (see ``entry.py`` for the C side).
 
 Each thread has its own context struct (error slot and arena).  Arrays are passed as the NumPy
 objects themselves; returned arrays whose memory zymase allocated become NumPy arrays that free
@@ -13,8 +13,10 @@ import threading
 
 import numpy as np
 
-from ..errors import RUNTIME_ERRORS, ZymaseError, ZymaseValueError, caller_loc
-from ..ir.types import ArrayType
+from ...errors import RUNTIME_ERRORS, ZymaseError
+from ...ir.types import ArrayType
+from ..base import Executable
+from .entry import result_slots
 
 _libc = ctypes.CDLL(None)
 _free = _libc.free
@@ -77,11 +79,15 @@ def builtin_function(address: int, name: str, self_obj=None):
     return _new_cfunction(ctypes.addressof(mdef), self_ptr, None), mdef
 
 
-class EntryPoint:
-    """A compiled entry function: ``call(flat_args)`` returns the flat list of results."""
+class EntryPoint(Executable):
+    """A compiled entry function: ``call(flat_args)`` returns the flat list of results
+    (``backends/base.py``: the calling convention); ``fast`` is the address of its C entry for
+    the frame-less call path (``pyentry.py``), when it has one."""
 
-    def __init__(self, compiled, symbol: str, arg_types, result_types, errors, written=()):
+    def __init__(self, compiled, symbol: str, arg_types, result_types, errors, written=(),
+                 fast: int | None = None):
         self.compiled = compiled  # keeps the machine code alive
+        self.fast = fast
         self.errors = errors
         self.written = tuple(written)  # array arguments the code may write: refused read-only
         self.arg_types = list(arg_types)
@@ -91,10 +97,12 @@ class EntryPoint:
         self.cfunc = proto(compiled.address(symbol))
         self.convert = [_converter(t) for t in self.arg_types]
         self.simple = all(c is None or c is float or c is int for c in self.convert)
-        from ..backends.llvm.entry import result_slots
         self.nslots = max(1, sum(result_slots(t) for t in self.result_types))
         self.slot_type = ctypes.c_int64 * self.nslots
         self._local = threading.local()
+
+    def free_tape(self, token: int) -> None:
+        _free(token)  # the tape buffer: malloc'ed by the runtime (backends/llvm/tape.py)
 
     def _ctx(self) -> Context:
         ctx = getattr(self._local, "ctx", None)
@@ -103,12 +111,7 @@ class EntryPoint:
         return ctx
 
     def call(self, args: list) -> list:
-        for k in self.written:
-            if not args[k].flags.writeable:
-                raise ZymaseValueError(
-                    f"assignment destination is read-only: the compiled code writes array "
-                    f"argument {k}, which is not writeable (pass a copy: np.array(a))",
-                    caller_loc())
+        self.refuse_read_only(args)
         flat = []
         for conv, a in zip(self.convert, args):
             if conv is None:

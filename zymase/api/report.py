@@ -12,14 +12,19 @@
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ad import _argnums, _check_differentiable, _flat_args, _options
-from .derivatives import Request, compile_derivative
-from .errors import ZymaseError
+from ..backends.registry import get_backend
+from ..driver.compile import compile_derivative
+from ..driver.request import Request
+from ..errors import UnsupportedError, ZymaseError
+from ..frontend.args import call_arguments
+from ..frontend.source import python_function
+from ..ir.ops import AddF, DivF, Index, Load, MulF, Pow, SubF, TapePushArray, TapePushRef
+from .grad import options_of
+from .values import check_differentiable, flat_args, normalize_argnums
 
 HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwrites",
        "snapshot": "read from a copy taken before its loop",
@@ -80,20 +85,20 @@ def tape_report(fn, *args, argnums=0, optimize_before_ad: bool = True,
 
 
 def _report(fn, args, argnums, optimize_before_ad, options):
-    from .frontend.args import call_arguments
-    from .frontend.source import python_function
     fn = python_function(fn)
     args = call_arguments(fn, args)
-    nums = _argnums(argnums, len(args), fn)
-    _check_differentiable(args, nums, fn)
-    opts = _options(**options)
+    nums = normalize_argnums(argnums, len(args), fn)
+    check_differentiable(args, nums, fn)
+    opts = options_of(options)
+    if not get_backend(opts.backend).capabilities.tape_counts:
+        raise UnsupportedError(f"the {opts.backend!r} backend does not count tape slots "
+                               "(tape_report runs on backends that do, such as \"cpu\")")
     d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), optimize_before_ad, False), opts,
-                           counting=True)
-    flat = _flat_args(d, args)
+                           count_tape=True)
+    flat = flat_args(d, args)
     shadows = [np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)]
     sites = d.module.meta.get("tape_sites", [])
-    counts = (ctypes.c_int64 * max(1, len(sites))).from_address(
-        d.entry.compiled.global_address("zy.tape_counts"))
+    counts = d.artifact.tape_counts(len(sites))
     for k in range(len(sites)):
         counts[k] = 0
     seed = d.result[1].np_dtype.type(1.0) if d.result[0] == "s" else 1.0
@@ -102,7 +107,7 @@ def _report(fn, args, argnums, optimize_before_ad, options):
     for k, op in enumerate(sites):
         n = int(counts[k])
         if n:
-            report.entries.append(TapeEntry(str(op.loc), _describe(op), _dtype(op), n, 8 * n))
+            report.entries.append(TapeEntry(str(op.loc), _describe_push(op), _dtype(op), n, 8 * n))
     seen = set()
     for v, how in d.module.meta.get("decisions", {}).get(_grad_name(d), []):
         row = (_where(v), _value_text(v), HOW.get(how, how))
@@ -116,10 +121,10 @@ def _grad_name(d) -> str:
     return d.func_name
 
 
-def _describe(op) -> str:
-    if op.name == "tape.push_array":
+def _describe_push(op) -> str:
+    if isinstance(op, TapePushArray):
         return f"copy of `{op.operands[1].hint or 'an array'}` before the loop"
-    if op.name == "tape.push_ref":
+    if isinstance(op, TapePushRef):
         return f"reference to `{op.operands[1].hint or 'an array'}` (not its elements)"
     v = op.operands[1]
     if v.hint:
@@ -130,7 +135,7 @@ def _describe(op) -> str:
 
 
 def _dtype(op) -> str:
-    if op.name == "tape.push_ref":
+    if isinstance(op, TapePushRef):
         return "int64"  # addresses, shape and strides
     t = op.operands[1].type
     return (t.dtype if hasattr(t, "dtype") else t).np_dtype.name
@@ -144,9 +149,8 @@ def _where(v) -> str:
     return str(p.loc) if p is not None else "?"
 
 
-WORDS = {"array.load": "load", "arith.mulf": "product", "arith.addf": "sum",
-         "arith.subf": "difference", "arith.divf": "quotient", "math.pow": "power",
-         "array.index": "index"}
+WORDS = {Load: "load", MulF: "product", AddF: "sum", SubF: "difference", DivF: "quotient",
+         Pow: "power", Index: "index"}
 
 
 def _value_text(v) -> str:
@@ -155,4 +159,4 @@ def _value_text(v) -> str:
         return f"`{v.hint}`"
     if op is None:
         return "loop-carried value"
-    return WORDS.get(op.name, op.name.split(".")[-1])
+    return WORDS.get(type(op), op.name.split(".")[-1])

@@ -9,8 +9,6 @@ import glob
 import os
 
 _FOUND: dict | None = None
-CBLAS_ROW_MAJOR, CBLAS_NO_TRANS = 101, 111
-MIN_FLOPS = 4096  # smaller products run the loops (a BLAS call costs more than it saves)
 
 
 def symbols() -> dict[str, int]:
@@ -35,6 +33,8 @@ def symbols() -> dict[str, int]:
     return _FOUND
 
 
-def available(dtype) -> bool:
-    name = {"f64": "zy.cblas_dgemm", "f32": "zy.cblas_sgemm"}.get(str(dtype))
-    return name is not None and name in symbols()
+def available() -> frozenset[str]:
+    """The element types with a gemm (for ``backends.llvm.target.Target.blas``)."""
+    found = symbols()
+    return frozenset(t for t, name in (("f64", "zy.cblas_dgemm"), ("f32", "zy.cblas_sgemm"))
+                     if name in found)

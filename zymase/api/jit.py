@@ -14,42 +14,32 @@
 from __future__ import annotations
 
 import functools
-import threading
+import sys
 
-import numpy as np
-
-from .compiler import arrays_disjoint, compile_specialization
-from .errors import ZymaseError, caller_loc
-from .frontend.args import call_arguments, param_template
-from .frontend.source import python_function
-from .frontend.typing import type_key
-from .options import Options
-from .runtime.dispatch import Dispatcher
-
-_SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
-
-
-def arg_key(x, where: str = "argument"):
-    """A cheap hashable key of an argument's compile-time type."""
-    t = type(x)
-    k = _SCALAR_KEYS.get(t)
-    if k is not None:
-        return k
-    if t is np.ndarray:
-        return (x.dtype, x.ndim, x.flags.c_contiguous)
-    return type_key(param_template(x, where))
+from ..backends.registry import get_backend, register_backend
+from ..driver.cache import Specializations
+from ..driver.compile import compile_specialization
+from ..driver.request import PRIMAL
+from ..driver.signature import arg_key, arrays_disjoint, only_scalars
+from ..errors import ZymaseError, caller_loc
+from ..frontend.args import call_arguments
+from ..frontend.source import python_function
+from ..ir.printer import print_module
+from ..options import Options, backend_name
 
 
 class JitFunction(functools.partial):
     """A Python function compiled on first call for each argument signature.
 
-    Calls go straight to machine code (see ``runtime/dispatch.py``): the newest specialization
-    checks its own argument types in C and falls back to ``_call`` for anything else.
+    On the CPU backend calls go straight to machine code (``backends/cpu/dispatch.py``): the
+    newest specialization checks its own argument types in C and falls back to ``_call`` for
+    anything else.  Specializations are kept in a ``driver.cache.Specializations``.
     """
 
     def __new__(cls, fn, options: Options):
         holder = {}
-        disp = Dispatcher(lambda *args, **kwargs: holder["self"]._call(args, kwargs))
+        disp = get_backend(options.backend).dispatcher(
+            lambda *args, **kwargs: holder["self"]._call(args, kwargs))
         self = super().__new__(cls, disp.builtin)
         holder["self"] = self
         self._dispatcher = disp
@@ -59,8 +49,8 @@ class JitFunction(functools.partial):
         self.py_func = python_function(fn)
         self.__zymase_fn__ = self.py_func
         self.options = options
-        self._specs: dict = {}
-        self._lock = threading.Lock()
+        self._cache = Specializations(self.py_func, options)
+        self._specs = self._cache.compiled
         functools.update_wrapper(self, self.py_func)
 
     def __repr__(self):
@@ -81,10 +71,9 @@ class JitFunction(functools.partial):
             key = tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
         except ZymaseError as e:
             raise _at_caller(e) from None
-        noalias = True
-        if any(type(a) not in _SCALAR_KEYS for a in args):
-            noalias = arrays_disjoint(args)  # (arrays inside containers count too)
-        spec = self._specs.get((key, noalias))
+        # arrays inside containers count too
+        noalias = only_scalars(args) or arrays_disjoint(args)
+        spec = self._specs.get((key, PRIMAL, noalias))
         if spec is None:
             spec = self._compile(args, key, noalias)
         elif spec.fast is not None and self._dispatcher.current != (key, noalias):
@@ -95,15 +84,15 @@ class JitFunction(functools.partial):
             raise e.with_traceback(None) from None
 
     def _compile(self, args, key, noalias):
-        with self._lock:
-            spec = self._specs.get((key, noalias))
+        with self._cache.lock:
+            spec = self._specs.get((key, PRIMAL, noalias))
             if spec is None:
                 try:
                     spec = compile_specialization(self.py_func, args, self.options, noalias,
                                                   key=key)
                 except ZymaseError as e:
                     raise _at_caller(e) from None
-                self._specs[(key, noalias)] = spec
+                self._specs[(key, PRIMAL, noalias)] = spec
                 if spec.fast is not None:
                     self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
         return spec
@@ -113,7 +102,7 @@ class JitFunction(functools.partial):
         if needed)."""
         key = tuple(arg_key(a) for a in args)
         noalias = arrays_disjoint(args)
-        return self._specs.get((key, noalias)) or self._compile(args, key, noalias)
+        return self._specs.get((key, PRIMAL, noalias)) or self._compile(args, key, noalias)
 
 
 def _at_caller(e: ZymaseError) -> ZymaseError:
@@ -138,17 +127,14 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
     """Print (and return) the IR of ``fn`` for these arguments after each compiler stage.
 
     ``stages`` limits the output to some stage names (``frontend``, each pass name,
-    ``lifetime``); ``llvm=True`` adds the LLVM IR.  Locations show the user's file:line:col.
+    ``lifetime``: the stages of ``driver/pipeline.py``); ``llvm=True`` adds the LLVM IR (the
+    CPU backend's listing).  Locations show the user's file:line:col.
 
         >>> zymase.explain(f, x, n)                       # doctest: +SKIP
         // ---- after frontend ----
         func.func @f(%x0: f64, %n1: i64) -> (f64) {entry = true} {
         ...
     """
-    import sys
-
-    from .ir.printer import print_module
-
     options = fn.options if isinstance(fn, JitFunction) else Options()
     py = python_function(fn)
     args = call_arguments(py, args)
@@ -172,14 +158,18 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,
-        disable=()):
+        disable=(), backend="cpu"):
     """Compile ``fn`` to native code, one specialization per argument-type signature.
 
     Use bare (``@zymase.jit``) or with options (``@zymase.jit(fastmath=True)``).  See
-    ``zymase.options.Options`` for what each option does.
+    ``zymase.options.Options`` for what each option does.  ``backend="interp"`` runs the same
+    optimized IR in the interpreter instead of machine code (see ``zymase.backends``).
     """
+    if backend is not None and not isinstance(backend, str):
+        register_backend(backend)
     options = Options(fastmath=fastmath, boundscheck=boundscheck, cache=cache,
-                      disable=frozenset(disable))
+                      disable=frozenset(disable), backend=backend_name(backend))
+    get_backend(options.backend)  # an unknown name fails here, not at the first call
     if fn is None:
         return lambda f: JitFunction(f, options)
     return JitFunction(fn, options)

@@ -24,9 +24,9 @@ import numpy as np
 
 from ...ir.core import Func
 from ...ir.types import F64, I1, I64, ArrayType
-from .emit import result_type, symbol
+from ..llvm.emit import result_type, symbol
+from ..llvm.types import array_struct, ltype
 from .entry import PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES
-from .types import array_struct, ltype
 
 PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
 NPY_C_CONTIGUOUS = 1

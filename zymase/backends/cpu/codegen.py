@@ -1,22 +1,24 @@
-"""IR module -> LLVM module text: every function, the runtime, and one C-ABI entry wrapper."""
+"""IR module -> LLVM module text for this CPU: every function, the runtime, one C-ABI entry
+wrapper per entry and a fast Python entry for the first."""
 
 from __future__ import annotations
 
 from ...ir.core import Module
 from ...passes.licm import written_arguments
+from ..llvm.emit import FunctionEmitter, ModuleEmitter
+from ..llvm.runtime import runtime_ir
+from ..llvm.target import Target
 from . import pyentry
-from .emit import FunctionEmitter, ModuleEmitter
 from .entry import entry_ir
-from .runtime import runtime_ir
 
 
 def generate(module: Module, entry: str, fastmath: bool = False, counting: bool = False,
-             more=()):
+             more=(), target: Target | None = None):
     """(LLVM IR text, error table, entry symbol, fast-entry symbol or None) for ``module``
     called through ``entry``.  ``counting`` counts tape slots per push site into the global
     ``zy.tape_counts`` (the sites are then in ``module.meta["tape_sites"]``).  ``more``: names of
     other functions that get a C-ABI entry (``zy.entry.<name>``) too."""
-    me = ModuleEmitter(fastmath, counting)
+    me = ModuleEmitter(fastmath, counting, target or Target())
     for f in module:
         me.funcs.append(FunctionEmitter(me, f, module).emit_function())
     func = module[entry]

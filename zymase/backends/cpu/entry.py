@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ...ir.core import Func
 from ...ir.types import ArrayType
-from .emit import result_type, symbol
-from .types import array_struct, ltype
+from ..llvm.emit import result_type, symbol
+from ..llvm.types import array_struct, ltype
 
 PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES = 16, 32, 40
 

@@ -1,4 +1,4 @@
-"""More JAX-style transforms, built on the compiled derivatives of ``ad.py``: ``vjp``,
+"""More JAX-style transforms, built on the compiled derivatives of ``grad.py``: ``vjp``,
 ``jacfwd`` (forward mode, W directions per pass), ``jacrev`` / ``jacobian`` (reverse mode, one
 pass per output element), ``hvp`` and ``hessian`` (forward mode over reverse mode).
 
@@ -10,49 +10,34 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import weakref
 
 import numpy as np
 
-from .ad import (
-    _argnums,
-    _as_tangent,
-    _check_differentiable,
-    _Compiled,
-    _flat_args,
-    _gather_adjoints,
-    _options,
-    _rebuild,
-    _tangent_result,
+from ..driver.cache import Specializations, shared
+from ..driver.request import Request
+from ..driver.signature import rebuild_result
+from ..errors import DifferentiationError, ZymaseError, caller_loc
+from ..frontend.args import call_arguments
+from ..ir.ops import TapePushRef
+from .grad import options_of
+from .values import (
+    as_tangent,
+    check_differentiable,
+    flat_args,
+    flatten_like,
+    gather_adjoints,
+    has_float,
+    inexact_type,
+    normalize_argnums,
+    rebuild,
+    result_leaves,
 )
-from .compiler import rebuild_result
-from .derivatives import Request, flat_leaves
-from .errors import DifferentiationError, ZymaseError, caller_loc
-from .frontend.args import call_arguments
-from .runtime.abi import _free
 
 MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
 
 
-def _result_leaves(desc, out=None):
-    """Flat (kind, type) of a result description (kind "s" scalar, "a" array)."""
-    if out is None:
-        out = []
-    if desc[0] == "s":
-        out.append(("s", desc[1]))
-    elif desc[0] == "a":
-        out.append(("a", desc[1]))
-    elif desc[0] == "t":
-        for x in desc[1]:
-            _result_leaves(x, out)
-    elif desc[0] == "r":
-        for x in desc[2].values():
-            _result_leaves(x, out)
-    return out
 
 
-def _inexact_type(t):
-    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
 
 
 # ---------------------------------------------------------------------- vjp
@@ -71,14 +56,14 @@ def vjp(fn, *primals, **options):
     >>> y, pullback = zymase.vjp(f, x, a)      # doctest: +SKIP
     >>> dx, da = pullback(1.0)                  # doctest: +SKIP
     """
-    comp = _vjp_compiled(fn, _options(**options))
+    comp = shared(fn, options_of(options))
     return _vjp(comp, call_arguments(comp.fn, primals), len(primals))
 
 
 def _vjp(comp, primals, given):
     """vjp of ``comp.fn`` at one value per parameter; cotangents for the first ``given`` (the
     rest are defaults, held constant)."""
-    nums = tuple(k for k, a in enumerate(primals) if _has_float(a) and k < given)
+    nums = tuple(k for k, a in enumerate(primals) if has_float(a) and k < given)
     split = comp.options.memory_limit is None
     try:
         results = _float_result_positions(comp, primals)
@@ -88,10 +73,9 @@ def _vjp(comp, primals, given):
             d = comp.get(primals, Request("rev", nums, 1, results))
     except ZymaseError as e:
         raise e.with_traceback(None) from None
-    flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in _flat_args(d, primals)]
+    flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat_args(d, primals)]
     if not split:
-        from .jit_values import call_for_value
-        out = call_for_value(comp.fn, primals, comp.options)
+        out = shared(comp.fn, comp.options).primal(primals)(primals)
 
         def pullback(ct):  # on copies: ``fn`` may write into its arguments
             _checked_cotangent(out, ct)
@@ -99,7 +83,7 @@ def _vjp(comp, primals, given):
             return _pullback(d, copies, primals, nums, ct)[:given]
 
         return out, pullback
-    state = _Forward(d, _flat_args(d, primals))
+    state = _Forward(d, flat_args(d, primals))
     out = rebuild_result(d.result, state.results) if d.n_flat_results or \
         d.result[0] == "p" else None
 
@@ -142,24 +126,8 @@ def _keeps_references(d) -> bool:
     adjoint would read them, so ``vjp`` runs the one-function gradient instead."""
     keeps = getattr(d, "_keeps_refs", None)
     if keeps is None:
-        keeps = d._keeps_refs = any(op.name == "tape.push_ref" for op in d.module.walk())
+        keeps = d._keeps_refs = any(isinstance(op, TapePushRef) for op in d.module.walk())
     return keeps
-
-
-_VJP: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _vjp_compiled(fn, options) -> _Compiled:
-    """``vjp`` is called with the function each time: keep its compiled derivatives per
-    function (while it lives) and options, as ``grad(f)`` keeps them in its wrapper."""
-    try:
-        per_fn = _VJP.setdefault(fn, {})
-    except TypeError:  # not weakly referenceable: compile for this call only
-        return _Compiled(fn, options)
-    comp = per_fn.get(options)
-    if comp is None:
-        comp = per_fn[options] = _Compiled(fn, options)
-    return comp
 
 
 class _Forward:
@@ -185,21 +153,21 @@ class _Forward:
         buf, self.buf = self.buf, 0
         out = d.adjoint.call(self.flat + list(self.shadows.values()) + seeds + self.residuals
                              + [buf, self.pos])
-        per_arg = _gather_adjoints(d, nums, self.shadows, out)
-        return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
+        per_arg = gather_adjoints(d, nums, self.shadows, out)
+        return tuple(rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
                      for k in range(len(primals)))
 
     def __del__(self):
         if getattr(self, "buf", 0):
-            _free(self.buf)
+            self.d.entry.free_tape(self.buf)
             self.buf = 0
 
 
 def _seeds(d, ct) -> list:
-    leaves = _result_leaves(d.result)
+    leaves = result_leaves(d.result)
     seeds = []
-    for (kind, t), c in zip(leaves, _flatten_like(d.result, ct)):
-        if not _inexact_type(t):
+    for (kind, t), c in zip(leaves, flatten_like(d.result, ct)):
+        if not inexact_type(t):
             continue
         if kind == "a":
             seeds.append(np.ascontiguousarray(c, dtype=t.dtype.np_dtype))
@@ -208,34 +176,22 @@ def _seeds(d, ct) -> list:
     return seeds
 
 
-def _has_float(a):
-    from .ad import _inexact, _template
-    return any(_inexact(leaf) for _, leaf in flat_leaves(_template(a)))
 
 
 def _float_result_positions(comp, primals):
-    from .jit_values import result_description
-    desc = result_description(comp.fn, primals, comp.options)
-    return tuple(k for k, (_, t) in enumerate(_result_leaves(desc)) if _inexact_type(t))
+    desc = shared(comp.fn, comp.options).primal(primals).result
+    return tuple(k for k, (_, t) in enumerate(result_leaves(desc)) if inexact_type(t))
 
 
 def _pullback(d, flat, primals, nums, ct):
     shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)}
     d.check_distinct(flat)
     out = d.call(flat + list(shadows.values()) + _seeds(d, ct))
-    per_arg = _gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
-    return tuple(_rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
+    per_arg = gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
+    return tuple(rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
                  for k in range(len(primals)))
 
 
-def _flatten_like(desc, x):
-    if desc[0] in ("s", "a"):
-        return [x]
-    if desc[0] == "t":
-        return [v for sub, item in zip(desc[1], x) for v in _flatten_like(sub, item)]
-    if desc[0] == "r":
-        return [v for k, sub in desc[2].items() for v in _flatten_like(sub, getattr(x, k))]
-    return []
 
 
 # ---------------------------------------------------------------------- Jacobians
@@ -243,7 +199,7 @@ def _flatten_like(desc, x):
 
 def jacfwd(fn, argnums=0, **options):
     """The Jacobian by forward mode: shape ``out.shape + x.shape`` (one argument)."""
-    comp = _Compiled(fn, _options(**options))
+    comp = Specializations(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
@@ -278,8 +234,8 @@ def _jacfwd(comp, args, argnums):
     if not isinstance(argnums, int):
         raise DifferentiationError("jacfwd takes one argnums (an int; jacrev takes tuples)",
                                    caller_loc())
-    k = _argnums(argnums, len(args), comp.fn)[0]
-    _check_differentiable(args, (k,), comp.fn)
+    k = normalize_argnums(argnums, len(args), comp.fn)[0]
+    check_differentiable(args, (k,), comp.fn)
     _float_or_array("jacfwd", args, (k,))
     x = args[k]
     columns = {}
@@ -289,8 +245,8 @@ def _jacfwd(comp, args, argnums):
         if d.result[0] not in ("s", "a"):
             raise DifferentiationError(f"jacfwd needs {comp.fn.__name__}() to return one float "
                                        "or array (jacrev takes tuple outputs)", caller_loc())
-        flat = _flat_args(d, run)
-        tans = [_as_tangent(_basis(x, j), flat[d.flat_active[0]]) for j in idx]
+        flat = flat_args(d, run)
+        tans = [as_tangent(_basis(x, j), flat[d.flat_active[0]]) for j in idx]
         out = d.call(flat + tans)
         for lane, j in enumerate(idx):
             columns[j] = _lane(d, out, lane, width)
@@ -347,7 +303,7 @@ def jacrev(fn, argnums=0, **options):
     argument) and a tuple output a tuple over the outputs (of Jacobians, or of tuples of them)."""
 
     def wrapper(*args, **kwargs):
-        comp = _vjp_compiled(fn, _options(**options))
+        comp = shared(fn, options_of(options))
         args = call_arguments(comp.fn, args, kwargs)
         try:
             return _jacrev(comp, args, argnums)
@@ -369,8 +325,8 @@ def _float_or_array(what, args, nums):
 
 
 def _jacrev(comp, args, argnums):
-    nums = _argnums(argnums, len(args), comp.fn)
-    _check_differentiable(args, nums, comp.fn)
+    nums = normalize_argnums(argnums, len(args), comp.fn)
+    check_differentiable(args, nums, comp.fn)
     _float_or_array("jacrev", args, nums)
     out, pull = _vjp(comp, args, len(args))
     outs = out if isinstance(out, tuple) else (out,)
@@ -403,7 +359,7 @@ jacobian = jacrev
 
 def hvp(fn, argnums=0, **options):
     """``hvp(f)(x, v)`` = H(x) v, the Hessian-vector product, by forward mode over reverse."""
-    comp = _Compiled(fn, _options(**options))
+    comp = Specializations(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         *primals, v = args
@@ -420,20 +376,20 @@ def _hvp(comp, primals, argnums, vs):
     """H v for each direction in ``vs`` (one forward-over-reverse pass of width len(vs))."""
     if not isinstance(argnums, int):
         raise DifferentiationError("hessian and hvp take one argnums (an int)", caller_loc())
-    k = _argnums(argnums, len(primals), comp.fn)[0]
-    _check_differentiable(primals, (k,), comp.fn)
+    k = normalize_argnums(argnums, len(primals), comp.fn)[0]
+    check_differentiable(primals, (k,), comp.fn)
     _float_or_array("hessian/hvp", primals, (k,))
     d = comp.get(primals, Request("fwd-rev", (k,), len(vs), (0,)))
     if d.result[0] != "s":
         raise DifferentiationError("hessian needs a function returning a float scalar",
                                    caller_loc())
-    flat = _flat_args(d, primals)
+    flat = flat_args(d, primals)
     x_i = d.flat_active[0]
     x = flat[x_i]
     is_array = isinstance(x, np.ndarray)
     shadow = [np.zeros_like(x)] if is_array else []
     seed = [d.result[1].np_dtype.type(1.0)]
-    tans = [_as_tangent(v, x) for v in vs]
+    tans = [as_tangent(v, x) for v in vs]
     shadow_tans = [np.zeros_like(x) for _ in vs] if is_array else []
     d.check_distinct(flat)
     out = d.call(flat + shadow + seed + tans + shadow_tans)
@@ -445,7 +401,7 @@ def _hvp(comp, primals, argnums, vs):
 
 def hessian(fn, argnums=0, **options):
     """The Hessian of scalar ``fn`` with respect to one argument (forward over reverse)."""
-    comp = _Compiled(fn, _options(**options))
+    comp = Specializations(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
@@ -453,8 +409,8 @@ def hessian(fn, argnums=0, **options):
             if not isinstance(argnums, int):
                 raise DifferentiationError("hessian and hvp take one argnums (an int)",
                                            caller_loc())
-            k = _argnums(argnums, len(args), comp.fn)[0]
-            _check_differentiable(args, (k,), comp.fn)
+            k = normalize_argnums(argnums, len(args), comp.fn)[0]
+            check_differentiable(args, (k,), comp.fn)
             _float_or_array("hessian", args, (k,))
             x = args[k]
             cols = []
@@ -470,5 +426,3 @@ def hessian(fn, argnums=0, **options):
 
     return wrapper
 
-
-_ = (rebuild_result, _tangent_result)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..backends.llvm.engine import compile_ir
-from ..backends.llvm.pyentry import dispatch_ir
 from .abi import builtin_function
+from .engine import compile_ir
+from .pyentry import dispatch_ir
 
 _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object

@@ -1,0 +1,171 @@
+"""User values <-> the flat argument and result lists of compiled derivatives, shared by the
+transforms of ``api/``: argument checks, tangents and cotangents shaped like the arguments and
+results, derivatives rebuilt with the structure of the arguments (floats for Python floats,
+arrays of the same shape and dtype for arrays, the same tuple / dataclass / namedtuple for
+containers, ``None`` for non-float fields)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import numpy as np
+
+from ..driver.signature import flat_leaves, is_inexact
+from ..errors import DifferentiationError, caller_loc
+from ..frontend.args import flatten_arg, param_template
+from ..frontend.source import get_source
+from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
+
+
+def normalize_argnums(argnums, nargs, fn):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for k in nums:
+        if not -nargs <= k < nargs:
+            raise DifferentiationError(f"argnums {k} is out of range for {nargs} arguments of "
+                                       f"{fn.__name__}()", caller_loc())
+    return tuple(k % nargs for k in nums)
+
+
+def as_tangent(t, primal):
+    if isinstance(primal, np.ndarray):
+        t = np.asarray(t, dtype=primal.dtype)
+        if t.shape != primal.shape:
+            raise DifferentiationError(f"tangent shape {t.shape} != primal shape {primal.shape}",
+                                       caller_loc())
+        # always a copy: the compiled code updates a tangent where ``fn`` writes its primal,
+        # and the caller's direction must not change (as in JAX)
+        return np.array(t, order="C" if primal.flags.c_contiguous else "K", copy=True)
+    return t
+
+
+def check_differentiable(args, nums, fn):
+    for k in nums:
+        leaves = [leaf for _, leaf in flat_leaves(arg_template(args[k]))]
+        if not any(is_inexact(leaf) for leaf in leaves):
+            raise DifferentiationError(
+                f"cannot differentiate {fn.__name__}() with respect to argument {k}: it is "
+                f"{type(args[k]).__name__} {args[k]!r}"[:200] + " (integers and booleans are never "
+                "active; pass a float)", caller_loc())
+
+
+def describe_kind(desc) -> str:
+    kind = desc[0]
+    if kind == "s":
+        return f"a {desc[1].np_dtype.name} scalar"
+    if kind == "a":
+        return "an array"
+    if kind == "t":
+        return "a tuple"
+    return "None" if desc[1] is None else repr(desc[1])
+
+
+def flat_args(d, args):
+    return [v for a, t in zip(args, d.templates) for v in flatten_arg(a, t)]
+
+
+def flat_values(tpl, x):
+    return flatten_arg(x, tpl)
+
+
+def flatten_like(desc, x):
+    if desc[0] in ("s", "a"):
+        return [x]
+    if desc[0] == "t":
+        return [v for sub, item in zip(desc[1], x) for v in flatten_like(sub, item)]
+    if desc[0] == "r":
+        return [v for k, sub in desc[2].items() for v in flatten_like(sub, getattr(x, k))]
+    return []
+
+
+def gather_adjoints(d, nums, shadows, scalar_adjoints) -> dict:
+    """{argnum: {leaf path: adjoint}} from a reverse call: array leaves' shadow buffers and the
+    scalar adjoints it returned, in ``d.flat_active`` order."""
+    adjoints = iter(scalar_adjoints)
+    per_arg = {k: {} for k in nums}
+    for i in d.flat_active:
+        k, path = d.leaf_of[i]
+        if i in shadows:
+            per_arg[k][path] = shadows[i]
+        else:
+            leaf = dict(flat_leaves(d.templates[k]))[path]
+            per_arg[k][path] = scalar_out(next(adjoints), leaf.type)
+    return per_arg
+
+
+def has_float(a):
+    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a)))
+
+
+def inexact_type(t):
+    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
+
+
+def rebuild(template, leaf_values: dict, prefix=()):
+    """A value shaped like argument ``template`` from {leaf path: value} (None elsewhere)."""
+    if isinstance(template, (Scalar, Array)):
+        return leaf_values.get(prefix)
+    if isinstance(template, Tup):
+        items = [rebuild(t, leaf_values, prefix + (k,)) for k, t in enumerate(template.items)]
+        return items if isinstance(template, TupList) else tuple(items)
+    if isinstance(template, Struct):
+        fields = {k: rebuild(t, leaf_values, prefix + (k,)) for k, t in template.fields.items()}
+        if dataclasses.is_dataclass(template.pytype):
+            return template.pytype(**fields)
+        return template.pytype(**fields)
+    return None
+
+
+def result_leaves(desc, out=None):
+    """Flat (kind, type) of a result description (kind "s" scalar, "a" array)."""
+    if out is None:
+        out = []
+    if desc[0] == "s":
+        out.append(("s", desc[1]))
+    elif desc[0] == "a":
+        out.append(("a", desc[1]))
+    elif desc[0] == "t":
+        for x in desc[1]:
+            result_leaves(x, out)
+    elif desc[0] == "r":
+        for x in desc[2].values():
+            result_leaves(x, out)
+    return out
+
+
+def return_loc(fn):
+    src = get_source(fn)
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            return src.loc(node)
+    return src.loc(src.tree)
+
+
+def scalar_out(value, t):
+    """A returned derivative scalar with the type of its primal (float32 in, float32 out)."""
+    if t.is_complex:
+        return complex(value) if t.bits == 128 else np.complex64(value)
+    return float(value) if t.bits == 64 else np.float32(value)
+
+
+def tangent_result(d, tan_vals):
+    """Tangents shaped like the result (floats only; other leaves get None)."""
+    vals = iter(tan_vals)
+
+    def build(desc):
+        kind = desc[0]
+        if kind == "s":
+            return scalar_out(next(vals), desc[1]) if desc[1].is_inexact else None
+        if kind == "a":
+            return next(vals) if desc[1].dtype.is_inexact else None
+        if kind == "t":
+            return tuple(build(x) for x in desc[1])
+        if kind == "r":
+            return desc[1](**{k: build(x) for k, x in desc[2].items()})
+        return None
+
+    return build(d.result)
+
+
+def arg_template(x):
+    return param_template(x, "argument")

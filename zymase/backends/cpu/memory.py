@@ -1,0 +1,59 @@
+"""Memory zymase keeps between calls, for users to bound or give back (``zymase.release_memory``,
+``zymase.set_tape_cache``)."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from .engine import compile_ir
+from .tape_pool import POOL
+
+_RELEASE = None
+_LOCK = threading.Lock()
+_RELEASE_IR = """
+@zy.tape_pool = external global [2 x i64]
+declare void @free(ptr)
+define i64 @zy.tape_pool_release() {
+  %kept = atomicrmw xchg ptr @zy.tape_pool, i64 0 acq_rel
+  %have = icmp ne i64 %kept, 0
+  br i1 %have, label %free, label %none
+free:
+  %p = inttoptr i64 %kept to ptr
+  %cap = load i64, ptr %p
+  call void @free(ptr %p)
+  %bytes = mul i64 %cap, 8
+  ret i64 %bytes
+none:
+  ret i64 0
+}
+"""
+
+
+def release_memory() -> int:
+    """Free the tape buffer zymase keeps between derivative calls; returns its size in bytes.
+
+    Reverse-mode derivatives keep their tape (the values the adjoint sweep reads back) for the
+    next call when it is 1 MiB or more, up to ``ZYMASE_TAPE_CACHE`` bytes (default: an eighth of
+    physical memory), because fresh memory costs a page fault per 4 KiB on first touch.
+
+    >>> import zymase
+    >>> zymase.release_memory() >= 0
+    True
+    """
+    global _RELEASE
+    with _LOCK:
+        if _RELEASE is None:
+            _RELEASE = compile_ir(_RELEASE_IR)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64)(_RELEASE.address("zy.tape_pool_release"))
+    return int(fn())
+
+
+def set_tape_cache(nbytes: int) -> int:
+    """Set the most bytes of tape kept between calls (0: none; see ``release_memory``);
+    returns the previous limit."""
+    before = int(POOL[1])
+    POOL[1] = max(int(nbytes), 0)
+    if nbytes <= 0:
+        release_memory()
+    return before

@@ -1,0 +1,78 @@
+"""Compiling one specialization: the stage list of its request run on a ``Compilation``
+(``pipeline.py``), wrapped for the transforms (``compiled.py``), through the disk cache for
+``jit(cache=True)``."""
+
+from __future__ import annotations
+
+from ..backends.registry import get_backend
+from ..frontend.source import captured_digests, captured_unchanged
+from ..frontend.typing import flatten
+from ..options import Options
+from . import disk_cache
+from .compiled import Derivative, Specialization
+from .pipeline import Compilation, Dump, env_dump, run_stages
+from .request import PRIMAL, Request
+from .signature import describe_result, plain_result, templates
+
+
+def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
+                           dump: Dump | None = None) -> Specialization:
+    """Compile ``fn`` for the types of ``args`` (through the disk cache when enabled)."""
+    tpls = templates(fn, args)
+    dump = dump or env_dump()
+    backend = get_backend(options.backend)
+    path = None
+    if options.cache and key is not None and dump is None and \
+            backend.capabilities.disk_cache:
+        path = disk_cache.entry_path(fn, (key, noalias), options)
+        payload = disk_cache.load(path, lambda p: captured_unchanged(fn, p["captured"]))
+        if payload is not None:
+            artifact = backend.load(payload["artifact"])
+            return _specialization(artifact, payload["entry"], tpls, payload["result"], None)
+    c = run_stages(Compilation(fn, tpls, options, PRIMAL, backend, noalias, dump=dump))
+    spec = _specialization(c.artifact, c.entries[0], tpls, describe_result(c.result), c.module,
+                           plain_result(c.result))
+    if path is not None:
+        # constants read from globals and closures are checked on load (never stale code);
+        # code that read one without a digest is not kept
+        captured = captured_digests(fn, c.functions)
+        saved = c.artifact.save()
+        if captured is not None and saved is not None:
+            disk_cache.store(path, {"artifact": saved, "entry": c.entries[0],
+                                    "result": spec.result, "captured": captured}, c.functions)
+    return spec
+
+
+def _specialization(artifact, name, tpls, result, module, plain=True) -> Specialization:
+    entry = artifact.entry(name)
+    fast = entry.fast if plain else None
+    return Specialization(entry, tpls, result, module, artifact.listings.get("llvm", ""), fast)
+
+
+def compile_derivative(fn, args, req: Request, options: Options,
+                       count_tape: bool = False) -> Derivative:
+    """Compile the derivative ``req`` of ``fn`` for the types of ``args``."""
+    backend = get_backend(options.backend)
+    c = run_stages(Compilation(fn, templates(fn, args), options, req, backend,
+                               count_tape=count_tape, dump=env_dump()))
+    entry = c.artifact.entry(c.entries[0])
+    adjoint = c.artifact.entry(c.entries[1]) if len(c.entries) > 1 else None
+    n_res = len(flatten(c.result)) if c.result is not None else 0
+    if req.mode == "rev" and not req.primal:
+        n_res = 0
+    fast = None
+    if entry.fast is not None:
+        fast = _fast_caller(backend, entry)
+    return Derivative(entry, c.templates, describe_result(c.result), c.flat_active, c.leaf_of,
+                      c.module, c.entries[0], c.n_flat_args, n_res, fast, adjoint, c.written,
+                      c.artifact)
+
+
+def _fast_caller(backend, entry):
+    """A dispatcher whose builtin runs this derivative's fast C entry."""
+    def raise_error(err_id, a, b):
+        raise entry.error(err_id, a, b).with_traceback(None)
+
+    disp = backend.dispatcher(lambda *args: (entry.call(list(args)) or [None])[0])
+    disp.install("only", entry.fast, raise_error)
+    return disp

@@ -1,0 +1,131 @@
+"""Argument signatures and result descriptions: how user values map to the flat lists a compiled
+entry takes and returns, and back.
+
+* ``arg_key(x)``: a cheap hashable key of an argument's compile-time type (one specialization
+  per tuple of keys).
+* ``templates(fn, args)``: the frontend's description (FVal template) of each argument;
+  ``flat_leaves(tpl)``: its ``(path, leaf)`` pairs in the order of the entry's IR arguments.
+* ``describe_result(tpl)``: a picklable description of the returned value;
+  ``rebuild_result(desc, values)``: the Python value from the flat results.
+* ``arrays_disjoint(args)``: whether the compiler may assume that no two arrays overlap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..frontend.args import param_template
+from ..frontend.typing import Array, PyObj, Scalar, Struct, Tup, type_key
+
+_SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
+
+
+def arg_key(x, where: str = "argument"):
+    """A cheap hashable key of an argument's compile-time type."""
+    t = type(x)
+    k = _SCALAR_KEYS.get(t)
+    if k is not None:
+        return k
+    if t is np.ndarray:
+        return (x.dtype, x.ndim, x.flags.c_contiguous)
+    return type_key(param_template(x, where))
+
+
+def signature_key(fn, args) -> tuple:
+    name = getattr(fn, "__name__", "function")
+    return tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
+
+
+def only_scalars(args) -> bool:
+    return all(type(a) in _SCALAR_KEYS for a in args)
+
+
+def templates(fn, args) -> list:
+    """The frontend's template of each argument (the types the code is compiled for)."""
+    name = getattr(fn, "__name__", "function")
+    return [param_template(a, f"argument {k} of {name}()") for k, a in enumerate(args)]
+
+
+def flat_leaves(tpl, prefix=()):
+    """(path, leaf FVal) pairs of a template, in the order of its IR values."""
+    if isinstance(tpl, (Scalar, Array)):
+        return [(prefix, tpl)]
+    if isinstance(tpl, Tup):
+        return [x for k, item in enumerate(tpl.items) for x in flat_leaves(item, prefix + (k,))]
+    if isinstance(tpl, Struct):
+        return [x for k, item in tpl.fields.items() for x in flat_leaves(item, prefix + (k,))]
+    return []
+
+
+def is_inexact(leaf) -> bool:
+    """Whether a template leaf is a float or complex scalar or array (what can be active)."""
+    t = leaf.value.type
+    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
+
+
+def describe_result(tpl):
+    """A picklable description of a returned FVal template."""
+    if tpl is None or isinstance(tpl, PyObj):
+        return ("p", None if tpl is None else tpl.obj)
+    if isinstance(tpl, Scalar):
+        return ("s", tpl.type, tpl.weak)
+    if isinstance(tpl, Array):
+        return ("a", tpl.type)
+    if isinstance(tpl, Tup):
+        return ("t", [describe_result(x) for x in tpl.items])
+    if isinstance(tpl, Struct):
+        return ("r", tpl.pytype, {k: describe_result(x) for k, x in tpl.fields.items()})
+    raise TypeError(tpl)
+
+
+def rebuild_result(desc, values: list):
+    """Python results shaped like the described return value (values are consumed)."""
+    kind = desc[0]
+    if kind == "p":
+        return desc[1]
+    if kind == "s":
+        v = values.pop(0)
+        return v if desc[2] else desc[1].np_dtype.type(v)
+    if kind == "a":
+        return values.pop(0)
+    if kind == "t":
+        return tuple(rebuild_result(x, values) for x in desc[1])
+    return desc[1](**{k: rebuild_result(x, values) for k, x in desc[2].items()})
+
+
+def plain_result(tpl) -> bool:
+    """Results the fast C entry boxes exactly as the general path does."""
+    return tpl is None or isinstance(tpl, PyObj) or (isinstance(tpl, Scalar) and tpl.weak)
+
+
+def array_leaves(x, out: list | None = None) -> list:
+    """Every NumPy array an argument hands the compiled code: ``x`` itself, or the arrays inside
+    the tuples, lists, dicts, dataclasses and namedtuples it is made of (the code receives each
+    as an argument of its own)."""
+    out = [] if out is None else out
+    if isinstance(x, np.ndarray):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for item in x:
+            array_leaves(item, out)
+    elif isinstance(x, dict):
+        for item in x.values():
+            array_leaves(item, out)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            array_leaves(getattr(x, f.name), out)
+    return out
+
+
+def arrays_disjoint(args) -> bool:
+    """True when no two arrays the code receives share memory (so the compiler may assume
+    noalias), counting the arrays inside tuples, lists, dicts and dataclasses: ``f((a, a))``
+    hands the code two views of one buffer."""
+    arrs = array_leaves(args)
+    for i in range(len(arrs)):
+        for j in range(i + 1, len(arrs)):
+            if np.may_share_memory(arrs[i], arrs[j]):
+                return False
+    return True
