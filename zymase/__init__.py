@@ -36,5 +36,4 @@ from .errors import (  # noqa: F401
     ZymaseMemoryError,
     ZymaseTypeError,
 )
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401

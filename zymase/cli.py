@@ -10,8 +10,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
 import time
+
+import numpy as np
+
+from .api.grad import grad
+from .api.jit import explain, jit
+from .demo.examples import EXAMPLES, GRADIENTS
+from .errors import ZymaseError
 
 
 def _best(fn, args, budget=0.3, max_reps=1000):
@@ -25,11 +34,6 @@ def _best(fn, args, budget=0.3, max_reps=1000):
 
 
 def demo(argv=None) -> int:
-    import numpy as np
-
-    import zymase
-    from zymase.demo.examples import EXAMPLES, GRADIENTS
-
     print("zymase demo: compiling plain Python examples and checking them against CPython\n")
     print(f"{'example':18s} {'compile':>9s} {'zymase':>11s} {'CPython':>11s} "
           f"{'speedup':>8s}  check")
@@ -37,7 +41,7 @@ def demo(argv=None) -> int:
     jitted = {}
     for name, fn, make in EXAMPLES:
         args = make()
-        compiled = jitted[fn] = zymase.jit(fn)
+        compiled = jitted[fn] = jit(fn)
         t0 = time.perf_counter()
         got = compiled(*_copies(args))
         compile_s = time.perf_counter() - t0
@@ -57,11 +61,6 @@ def demo(argv=None) -> int:
 def _demo_gradients(jitted: dict) -> int:
     """Reverse-mode gradients of the examples, checked against central differences of CPython
     along a random direction; timed against the compiled primal."""
-    import numpy as np
-
-    import zymase
-    from zymase.demo.examples import GRADIENTS
-
     print("\nreverse-mode gradients, checked against central differences of CPython\n")
     print(f"{'gradient':18s} {'compile':>9s} {'grad':>11s} {'grad/primal':>12s}  check")
     failures = 0
@@ -69,9 +68,9 @@ def _demo_gradients(jitted: dict) -> int:
     for name, fn, make, argnums, options in GRADIENTS:
         args = make()
         nums = (argnums,) if isinstance(argnums, int) else argnums
-        grad = zymase.grad(fn, argnums, **options)
+        grad_fn = grad(fn, argnums, **options)
         t0 = time.perf_counter()
-        g = grad(*_copies(args))
+        g = grad_fn(*_copies(args))
         compile_s = time.perf_counter() - t0
         gs = (g,) if isinstance(argnums, int) else g
         dirs = [rng.standard_normal(np.shape(args[k])) for k in nums]
@@ -87,28 +86,19 @@ def _demo_gradients(jitted: dict) -> int:
         fd = (fn(*shifted(h)) - fn(*shifted(-h))) / (2 * h)
         ok = bool(abs(along - fd) <= 1e-5 * (abs(fd) + 1e-3))
         failures += not ok
-        tg = _best(grad, _copies(args))
-        tp = _best(jitted.get(fn) or zymase.jit(fn), _copies(args))
+        tg = _best(grad_fn, _copies(args))
+        tp = _best(jitted.get(fn) or jit(fn), _copies(args))
         print(f"{name:18s} {compile_s * 1e3:7.0f}ms {tg * 1e6:9.1f}us {tg / tp:11.2f}x  "
               f"{'ok' if ok else f'MISMATCH ({along!r} vs {fd!r})'}")
     return failures
 
 
 def _copies(args):
-    import numpy as np
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
 def explain_command(target: str, arg_exprs, stages, llvm: bool) -> int:
     """``zymase explain FILE:FUNCTION ARG...``: load FILE, evaluate each ARG, print the IR."""
-    import importlib.util
-    import os
-
-    import numpy as np
-
-    from .api import jit as api
-    from .errors import ZymaseError
-
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
         print(f"zymase explain: expected FILE:FUNCTION, got {target!r}", file=sys.stderr)
@@ -132,7 +122,7 @@ def explain_command(target: str, arg_exprs, stages, llvm: bool) -> int:
             print(f"zymase explain: cannot evaluate argument {text!r}: {e}", file=sys.stderr)
             return 2
     try:
-        api.explain(fn, *values, stages=stages, llvm=llvm)
+        explain(fn, *values, stages=stages, llvm=llvm)
     except ZymaseError as e:
         print(str(e), file=sys.stderr)
         return 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.registry import register_backend
+from ..backends.registry import get_backend, register_backend
 from ..driver.cache import Specializations, shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
@@ -50,7 +50,9 @@ def options_of(kw: dict):
     backend = kw.get("backend")
     if backend is not None and not isinstance(backend, str):
         register_backend(backend)
-    return transform_options(**kw)
+    options = transform_options(**kw)
+    get_backend(options.backend)  # an unknown name fails when the transform is made
+    return options
 
 
 def _cache(fn, options) -> Specializations:

@@ -124,6 +124,11 @@ class Backend(ABC):
         """Compile ``module`` so that each function in ``entries`` can be called from Python.
         ``count_tape``: count tape slots per push site (only asked where supported)."""
 
+    def identity(self) -> tuple:
+        """What, besides the name, an artifact saved by this backend depends on (versions, the
+        machine): saved artifacts are reused only where it is equal."""
+        return ()
+
     def load(self, payload: Any) -> Artifact:
         """An artifact from ``Artifact.save``'s payload (``capabilities.disk_cache``)."""
         raise NotImplementedError(f"backend {self.name!r} keeps nothing on disk")

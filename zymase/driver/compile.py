@@ -24,8 +24,8 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
     path = None
     if options.cache and key is not None and dump is None and \
             backend.capabilities.disk_cache:
-        path = disk_cache.entry_path(fn, (key, noalias), options)
-        payload = disk_cache.load(path, lambda p: captured_unchanged(fn, p["captured"]))
+        path = disk_cache.entry_path(fn, (key, noalias), options, backend)
+        payload = disk_cache.load(path, backend, lambda p: captured_unchanged(fn, p["captured"]))
         if payload is not None:
             artifact = backend.load(payload["artifact"])
             return _specialization(artifact, payload["entry"], tpls, payload["result"], None)
@@ -38,7 +38,7 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
         captured = captured_digests(fn, c.functions)
         saved = c.artifact.save()
         if captured is not None and saved is not None:
-            disk_cache.store(path, {"artifact": saved, "entry": c.entries[0],
+            disk_cache.store(path, backend, {"artifact": saved, "entry": c.entries[0],
                                     "result": spec.result, "captured": captured}, c.functions)
     return spec
 

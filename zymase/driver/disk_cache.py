@@ -1,7 +1,8 @@
 """The on-disk compile cache (``jit(cache=True)``): machine code kept across processes.
 
 An entry is keyed by the function's qualified name and file, the argument signature, the
-options, the zymase/llvmlite versions and the host CPU; it stores the object code and what the
+options, the zymase version and the backend (its name and ``identity()``: for the CPU backend
+the llvmlite version and the host CPU); it stores the backend's saved artifact and what the
 entry point needs, plus a hash of every source file the code was compiled from and digests of
 the constants it read from globals and closures.  A hit (all sources and constants unchanged)
 skips the whole pipeline.  An entry that cannot be read, is
@@ -18,9 +19,12 @@ import os
 import pickle
 import tempfile
 
-FORMAT = 4  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+from ..version import __version__
+
+FORMAT = 5  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
-# and digests of the constants the code read from globals and closures (compiler.py checks them)
+# and digests of the constants the code read from globals and closures (compile.py checks them);
+# 5: payloads hold a backend's saved artifact (backends/base.py)
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 
@@ -31,13 +35,8 @@ def cache_dir() -> str:
     return d
 
 
-def _versions() -> tuple:
-    import llvmlite
-    import llvmlite.binding as llvm
-
-    from .. import __version__
-    return (FORMAT, __version__, llvmlite.__version__, llvm.get_host_cpu_name(),
-            llvm.get_host_cpu_features().flatten())
+def _versions(backend) -> tuple:
+    return (FORMAT, __version__, backend.name, *backend.identity())
 
 
 def file_hash(path: str) -> str | None:
@@ -53,19 +52,19 @@ def source_files(functions) -> list[str]:
     return sorted({inspect.getsourcefile(fn) or fn.__code__.co_filename for fn in functions})
 
 
-def entry_path(fn, key, options) -> str:
+def entry_path(fn, key, options, backend) -> str:
     ident = repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), key,
-                  sorted(vars(options).items()), _versions()))
+                  sorted(vars(options).items()), _versions(backend)))
     return os.path.join(cache_dir(), hashlib.sha256(ident.encode()).hexdigest() + ".zyc")
 
 
-def load(path: str, accept=None):
+def load(path: str, backend, accept=None):
     """The stored payload, or None when missing, unreadable, foreign, out of date or not
     ``accept(payload)``."""
     try:
         with open(path, "rb") as f:
             entry = pickle.load(f)
-        if entry.get("versions") != _versions():
+        if entry.get("versions") != _versions(backend):
             return None
         for path, digest in entry["sources"]:
             if file_hash(path) != digest:
@@ -78,8 +77,8 @@ def load(path: str, accept=None):
         return None
 
 
-def store(path: str, payload, functions) -> None:
-    entry = {"versions": _versions(), "payload": payload,
+def store(path: str, backend, payload, functions) -> None:
+    entry = {"versions": _versions(backend), "payload": payload,
              "sources": [(p, file_hash(p)) for p in source_files(functions)]}
     tmp = None
     try:

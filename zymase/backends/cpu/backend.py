@@ -13,6 +13,9 @@ import ctypes
 from collections.abc import Sequence
 from typing import Any
 
+import llvmlite
+import llvmlite.binding as llvm
+
 from ...ir.core import Module
 from ...options import Options
 from ...passes.licm import written_arguments
@@ -69,6 +72,10 @@ class CpuBackend(Backend):
                            fast if name == first else None, f.arg_types, f.result_types,
                            written_arguments(f, module))
         return CpuArtifact(compile_ir(text), {"entries": table, "errors": errors})
+
+    def identity(self) -> tuple:
+        return (llvmlite.__version__, llvm.get_host_cpu_name(),
+                llvm.get_host_cpu_features().flatten())
 
     def load(self, payload: Any) -> CpuArtifact:
         return CpuArtifact(load_object(payload["object"]), payload)
