@@ -21,8 +21,8 @@ def written_buffers(op: Op) -> list[Value]:
     return op.written()
 
 
-# Transitional, for autodiff/memory.py and frontend/numpy_shape.py until they call
-# written_buffers(): op name -> the operands it writes, read off the op classes.
+# Transitional, for autodiff/memory.py and the frontend's copy check (frontend/numpy/copies.py)
+# until they call written_buffers(): op name -> the operands it writes, read off the op classes.
 WRITTEN = {cls.name: cls.written_operands for cls in OPS.values() if cls.written_operands}
 
 
