@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedError
+from .scan import local_names
 
 # methods that change the object they are called on
 _WRITING_METHODS = frozenset({"append", "fill", "sort", "put", "itemset", "resize", "extend",
@@ -54,7 +55,6 @@ class _Desugar:
     def __init__(self, src):
         self.src = src
         self.count = 0
-        from .scan import local_names
         self.locals = local_names(src.tree)
         a = src.tree.args
         self.variables = self.locals | {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}

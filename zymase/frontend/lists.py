@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.core import Block, Region
-from ..ir.types import I64, ArrayType
-from .numpy import alloc, load, nest, store
+from ..ir.types import ArrayType
+from .emit import alloc, load, nest, store
 from .typing import Array, ListVal, PyObj, Scalar, result_type, stype
 
 INITIAL_CAPACITY = 16
@@ -70,5 +70,3 @@ def append(lw, lst: ListVal, x: Scalar) -> ListVal:
     b.create("array.store", [b.cast(x.value, lst.dtype), buf, lst.length])
     return ListVal(buf, b.op("arith.addi", lst.length, b.i64(1)))
 
-
-_ = I64

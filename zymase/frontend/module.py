@@ -12,9 +12,10 @@ import ast
 from ..errors import UnsupportedError
 from ..ir.core import Func, Loc, Module, Value
 from ..ir.types import I64
-from . import numpy as _numpy  # noqa: F401  (registers the NumPy handlers)
 from . import scan
-from .exprs import BoundMethod
+from .lower.calls import BoundMethod
+from .lower.stmts import FunctionLowerer
+from .numpy.copies import check_reshape_copies
 from .source import get_source, python_function
 from .typing import EmptyList, ListVal, PyObj, Scalar, Struct, Tup, flatten, ir_types, type_key
 
@@ -31,7 +32,6 @@ class ModuleLowerer:
 
     def lower_entry(self, fn, params) -> Func:
         name, _ = self.specialize(fn, params, None, entry=True)
-        from .numpy_shape import check_reshape_copies
         check_reshape_copies(self.module)
         return self.module[name]
 
@@ -66,8 +66,6 @@ class ModuleLowerer:
         return name, ret
 
     def _lower(self, src, name, params, entry):
-        from .lower import FunctionLowerer
-
         arg_types = [t for p in params for t in ir_types(p)]
         func = Func(name, arg_types, [], loc=src.loc(src.tree))
         if entry:

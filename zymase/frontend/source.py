@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UnsupportedError
 from ..ir.core import Loc
+from .desugar import desugar
 
 
 @dataclass
@@ -87,7 +88,6 @@ def get_source(fn) -> Source:
             except ValueError:
                 pass
     src = Source(fn, fdef, file, line0, col0, fn.__globals__, closure)
-    from .desugar import desugar
     desugar(src)  # comprehensions and loop `else` as plain loops
     _CACHE[fn] = src
     return src

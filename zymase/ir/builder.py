@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .core import OPS, UNKNOWN_LOC, Block, Loc, Op, Region, Value
+from .ops import Cast, Constant, Yield
 from .types import F64, I1, I64, ScalarType, Type
 
 
@@ -89,7 +90,7 @@ class Builder:
             value = bool(value)
         else:
             value = complex(value)
-        return self.create("arith.constant", [], [type], {"value": value}).result
+        return self.create(Constant, [], [type], {"value": value}).result
 
     def f64(self, value: float) -> Value:
         return self.const(value, F64)
@@ -101,7 +102,8 @@ class Builder:
         return self.const(value, I1)
 
     def cast(self, v: Value, type: Type) -> Value:
-        return v if v.type == type else self.op("arith.cast", v, type=type)
+        return v if v.type == type else self.op(Cast, v, type=type)
 
-    def yield_(self, *values: Value, name: str = "scf.yield") -> Op:
-        return self.create(name, values, [])
+    def yield_(self, *values: Value, kind: type[Op] | str = Yield) -> Op:
+        """A terminator passing ``values`` on: ``scf.yield``, or ``kind`` (``Condition``)."""
+        return self.create(kind, values, [])

@@ -271,9 +271,9 @@ class Func(Op):
 
     Attributes: ``sym_name`` (str), ``result_types`` (list of types), and optional flags such as
     ``entry`` (called from Python), ``noalias`` (array arguments never overlap), ``arg_names``.
+    Its text name (``func.func``) and its entry in ``OPS`` are set in ``ir/ops/func.py``.
     """
 
-    name = "func.func"
 
     def __init__(self, sym_name: str, arg_types, result_types, loc: Loc = UNKNOWN_LOC, **attrs):
         super().__init__(

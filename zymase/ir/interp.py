@@ -49,16 +49,13 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import ops  # noqa: F401  (registers every op)
-from .core import OPS, Block, Module, Op
+from . import ops, special
+from .core import Block, Module, Op
+from .ops.rt import ShapeError  # one class shared with the runtime
 from .types import ScalarType, Type
 
 Handler = Callable[["Frame", Op, list], Sequence]
-TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
-
-
-from . import special  # noqa: E402
-from .ops.rt import ShapeError  # noqa: E402  (one class shared with the runtime)
+TERMINATORS = frozenset({ops.Yield, ops.Condition, ops.Return})
 
 # rt.assert kind -> the exception raised
 EXCEPTIONS = {
@@ -124,9 +121,9 @@ class Frame:
             env[a] = v
         for op in block.ops:
             values = [env[v] for v in op.operands]
-            if op.name in TERMINATORS:
+            if type(op) in TERMINATORS:
                 return values
-            handler = HANDLERS.get(op.name)
+            handler = HANDLERS.get(type(op))
             if handler is None:
                 raise NotImplementedError(f"interp: no rule for op {op.name!r}")
             try:
@@ -160,21 +157,21 @@ def _describe(a: Any) -> str:
 
 # ---------------------------------------------------------------- C library (libm)
 
-# op -> C function; the float32 variant adds "f" (sinf).  All of them are total in C: domain
-# errors give nan, poles give +-inf, overflow gives +-inf.
-LIBM = {
-    "math.sqrt": "sqrt", "math.exp": "exp", "math.log": "log", "math.log1p": "log1p",
-    "math.expm1": "expm1", "math.log10": "log10", "math.log2": "log2", "math.sin": "sin",
-    "math.cos": "cos", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos",
-    "math.atan": "atan", "math.sinh": "sinh", "math.cosh": "cosh", "math.tanh": "tanh",
-    "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh", "math.erf": "erf",
-    "math.erfc": "erfc", "math.lgamma": "lgamma", "math.tgamma": "tgamma",
-    "math.atan2": "atan2", "math.pow": "pow", "math.hypot": "hypot", "math.fmod": "fmod",
+# op class -> C function; the float32 variant adds "f" (sinf).  All of them are total in C:
+# domain errors give nan, poles give +-inf, overflow gives +-inf.
+LIBM: dict[type[Op], str] = {
+    ops.Sqrt: "sqrt", ops.Exp: "exp", ops.Log: "log", ops.Log1p: "log1p",
+    ops.Expm1: "expm1", ops.Log10: "log10", ops.Log2: "log2", ops.Sin: "sin",
+    ops.Cos: "cos", ops.Tan: "tan", ops.Asin: "asin", ops.Acos: "acos",
+    ops.Atan: "atan", ops.Sinh: "sinh", ops.Cosh: "cosh", ops.Tanh: "tanh",
+    ops.Asinh: "asinh", ops.Acosh: "acosh", ops.Atanh: "atanh", ops.Erf: "erf",
+    ops.Erfc: "erfc", ops.Lgamma: "lgamma", ops.Tgamma: "tgamma",
+    ops.Atan2: "atan2", ops.Pow: "pow", ops.Hypot: "hypot", ops.Fmod: "fmod",
 }  # fmt: skip
 # ops that also take complex operands -> the NumPy function used for them
-COMPLEX_MATH = {
-    "math.sqrt": np.sqrt, "math.exp": np.exp, "math.log": np.log, "math.sin": np.sin,
-    "math.cos": np.cos, "math.tanh": np.tanh, "math.pow": np.power,
+COMPLEX_MATH: dict[type[Op], Callable] = {
+    ops.Sqrt: np.sqrt, ops.Exp: np.exp, ops.Log: np.log, ops.Sin: np.sin,
+    ops.Cos: np.cos, ops.Tanh: np.tanh, ops.Pow: np.power,
 }  # fmt: skip
 _C_TYPES = {
     np.dtype(np.float64): ("", ctypes.c_double),
@@ -204,9 +201,9 @@ def _c_function(name: str, dtype: np.dtype, nargs: int) -> Callable:
     return lambda *xs: wrap(fn(*map(float, xs)))
 
 
-def _math(name: str) -> Callable:
+def _math(cls: type[Op]) -> Callable:
     """The elementwise function of a libm op (complex operands go to NumPy)."""
-    c_name, complex_fn, nargs = LIBM[name], COMPLEX_MATH.get(name), OPS[name].n_operands
+    c_name, complex_fn, nargs = LIBM[cls], COMPLEX_MATH.get(cls), cls.n_operands
 
     def apply(*xs):
         if complex_fn is not None and isinstance(xs[0], np.complexfloating):
@@ -276,30 +273,30 @@ def complex_create(re: np.floating, im: np.floating) -> np.complexfloating:
 
 _COMPLEX_OF = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}
 
-# op -> function of its operand values (one result)
-ELEMENTWISE: dict[str, Callable] = {
+# op class -> function of its operand values (one result)
+ELEMENTWISE: dict[type[Op], Callable] = {
     # floats (complex too): IEEE, no exceptions
-    "arith.addf": operator.add, "arith.subf": operator.sub, "arith.mulf": operator.mul,
-    "arith.divf": operator.truediv, "arith.negf": operator.neg,
-    "arith.modf": float_mod, "arith.floordivf": float_floordiv,
-    "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,  # NaN propagates
+    ops.AddF: operator.add, ops.SubF: operator.sub, ops.MulF: operator.mul,
+    ops.DivF: operator.truediv, ops.NegF: operator.neg,
+    ops.ModF: float_mod, ops.FloorDivF: float_floordiv,
+    ops.MaximumF: np.maximum, ops.MinimumF: np.minimum,  # NaN propagates
     # ints: NumPy scalars wrap; // and % floor as in Python
-    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
-    "arith.negi": operator.neg, "arith.absi": np.abs, "arith.maxi": np.maximum,
-    "arith.mini": np.minimum, "arith.floordivi": _int_divisor(operator.floordiv),
-    "arith.modi": _int_divisor(operator.mod), "arith.powi": int_pow,
+    ops.AddI: operator.add, ops.SubI: operator.sub, ops.MulI: operator.mul,
+    ops.NegI: operator.neg, ops.AbsI: np.abs, ops.MaxI: np.maximum, ops.MinI: np.minimum,
+    ops.FloorDivI: _int_divisor(operator.floordiv), ops.ModI: _int_divisor(operator.mod),
+    ops.PowI: int_pow,
     # bitwise on ints, logical on i1
-    "arith.andi": operator.and_, "arith.ori": operator.or_, "arith.xori": operator.xor,
-    "arith.not": operator.invert,
+    ops.AndI: operator.and_, ops.OrI: operator.or_, ops.XorI: operator.xor,
+    ops.Not: operator.invert,
     # exact math: every implementation gives the same bits
-    "math.absf": np.fabs, "math.floor": np.floor, "math.ceil": np.ceil, "math.trunc": np.trunc,
-    "math.roundeven": np.rint, "math.sign": np.sign, "math.copysign": np.copysign,
-    "math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite,
+    ops.AbsF: np.fabs, ops.Floor: np.floor, ops.Ceil: np.ceil, ops.Trunc: np.trunc,
+    ops.RoundEven: np.rint, ops.Sign: np.sign, ops.Copysign: np.copysign,
+    ops.IsNan: np.isnan, ops.IsInf: np.isinf, ops.IsFinite: np.isfinite,
     # complex
-    "complex.create": complex_create, "complex.re": np.real, "complex.im": np.imag,
-    "complex.abs": np.abs, "complex.conj": np.conj,
+    ops.ComplexCreate: complex_create, ops.ComplexRe: np.real, ops.ComplexIm: np.imag,
+    ops.ComplexAbs: np.abs, ops.Conj: np.conj,
     # the C library
-    **{name: _math(name) for name in LIBM},
+    **{cls: _math(cls) for cls in LIBM},
 }  # fmt: skip
 
 COMPARE = {
@@ -555,23 +552,24 @@ def _nothing(frame: Frame, op: Op, args: list) -> Sequence:
     return ()
 
 
-HANDLERS: dict[str, Handler] = {
-    "math.digamma": _special(special.digamma), "math.trigamma": _special(special.trigamma),
-    "tape.new": _tape_new, "tape.push": _tape_push, "tape.pop": _tape_pop,
-    "tape.reserve": _nothing, "tape.free": _nothing,
-    "tape.mark": _tape_mark, "tape.push_array": _tape_push_array, "tape.read": _tape_read,
-    "tape.drop": _tape_drop, "tape.export": _tape_export,
-    "tape.push_ref": _tape_push_ref, "tape.pop_ref": _tape_pop_ref, "tape.adopt": _tape_adopt,
-    "array.offset": _array_offset, "array.data_ptr": _data_ptr,
-    **{name: _elementwise(fn) for name, fn in ELEMENTWISE.items()},
-    "arith.constant": _constant, "arith.cmpf": _compare, "arith.cmpi": _compare,
-    "arith.select": _select, "arith.cast": _cast,
-    "scf.for": _for, "scf.while": _while, "scf.if": _if,
-    "array.alloc": _alloc, "array.const": _array_const, "array.dim": _dim,
-    "array.stride": _stride, "array.load": _load, "array.store": _store,
-    "array.subview": _subview, "array.broadcast": _broadcast, "array.transpose": _transpose,
-    "array.reshape": _reshape,
-    "array.index": _index, "array.relayout": _relayout, "array.free": _free,
-    "linalg.matmul": _matmul,
-    "func.call": _call, "rt.assert": _assert,
+# op class -> handler (dispatched on ``type(op)``); terminators are handled by ``Frame.run``
+HANDLERS: dict[type[Op], Handler] = {
+    ops.Digamma: _special(special.digamma), ops.Trigamma: _special(special.trigamma),
+    ops.TapeNew: _tape_new, ops.TapePush: _tape_push, ops.TapePop: _tape_pop,
+    ops.TapeReserve: _nothing, ops.TapeFree: _nothing,
+    ops.TapeMark: _tape_mark, ops.TapePushArray: _tape_push_array, ops.TapeRead: _tape_read,
+    ops.TapeDrop: _tape_drop, ops.TapeExport: _tape_export,
+    ops.TapePushRef: _tape_push_ref, ops.TapePopRef: _tape_pop_ref, ops.TapeAdopt: _tape_adopt,
+    ops.Offset: _array_offset, ops.DataPtr: _data_ptr,
+    **{cls: _elementwise(fn) for cls, fn in ELEMENTWISE.items()},
+    ops.Constant: _constant, ops.CmpF: _compare, ops.CmpI: _compare,
+    ops.Select: _select, ops.Cast: _cast,
+    ops.For: _for, ops.While: _while, ops.If: _if,
+    ops.Alloc: _alloc, ops.ArrayConst: _array_const, ops.Dim: _dim,
+    ops.Stride: _stride, ops.Load: _load, ops.Store: _store,
+    ops.Subview: _subview, ops.Broadcast: _broadcast, ops.Transpose: _transpose,
+    ops.Reshape: _reshape,
+    ops.Index: _index, ops.Relayout: _relayout, ops.ArrayFree: _free,
+    ops.Matmul: _matmul,
+    ops.Call: _call, ops.Assert: _assert,
 }  # fmt: skip

@@ -229,8 +229,8 @@ class _Parser:
         m = Module()
         while self.i < self.n:
             at = self.i
-            if self.toks[at] != "func.func":
-                raise self.error(f"expected 'func.func', found {self.describe()}")
+            if self.toks[at] != Func.name:
+                raise self.error(f"expected '{Func.name}', found {self.describe()}")
             self.i += 1
             self.new_scope()
             f = self.func()
@@ -301,7 +301,7 @@ class _Parser:
         cls = OPS.get(name)
         self.i += 1
         if cls is None or cls is Func:
-            if name == "func.func" and not results:
+            if cls is Func and not results:
                 return block.append(self.func())
             raise self.error(self._bad_op_name(name, name_at, cls), name_at)
         operands = self.operands() if toks[self.i][0] == "%" else []

@@ -55,7 +55,7 @@ class Printer:
         res = ", ".join(str(t) for t in f.result_types)
         extra = {k: v for k, v in f.attrs.items() if k not in FUNC_ATTRS_IN_HEADER}
         attrs = f" {format_attrs(extra)}" if extra else ""
-        self.lines.append(f"{indent}func.func @{f.sym_name}({args}) -> ({res}){attrs} {{")
+        self.lines.append(f"{indent}{f.name} @{f.sym_name}({args}) -> ({res}){attrs} {{")
         for op in f.body.ops:
             self.op(op, indent + "  ")
         self.lines.append(f"{indent}}}{self.loc(f)}")

@@ -1,15 +1,29 @@
 """Alias roots: which buffers (arguments, allocations, constants) an array value may be, following
-views, selects, calls and the values that branches and loops carry; and which operands of an op
-it may write.  Used by the frontend (writes into copies where NumPy views) and by reverse mode
-(activity, caching)."""
+views, selects, calls and the values that branches and loops carry; and which buffers an op
+itself writes (``written_buffers``).  Used by the frontend (writes into copies where NumPy views),
+by reverse mode (activity, caching) and by ``passes.licm`` (writes into constants)."""
 
 from __future__ import annotations
 
-from .core import VIEW, Func, Op
+from .core import OPS, VIEW, Func, Op, Value
+from .ops import Alloc, ArrayConst, Call, For, If, Select, TapePushArray, TapePushRef, While
 from .types import ArrayType
 
-# op -> the operands it writes through
-WRITTEN = {"array.store": (1,), "linalg.matmul": (2,)}
+
+def written_buffers(op: Op) -> list[Value]:
+    """The arrays ``op`` itself writes into or frees (``Op.written``: the destination of
+    ``array.store`` and ``linalg.matmul``, the buffer of ``array.free``).  A call writes what
+    its callee writes: callers look that up."""
+    if isinstance(op, (TapePushArray, TapePushRef)):
+        # a push reads the array and writes its tape; Op.written() counts every array operand
+        # of an op that does not name the operands it writes
+        return []
+    return op.written()
+
+
+# Transitional, for autodiff/memory.py and the frontend's copy check (frontend/numpy/copies.py)
+# until they call written_buffers(): op name -> the operands it writes, read off the op classes.
+WRITTEN = {cls.name: cls.written_operands for cls in OPS.values() if cls.written_operands}
 
 
 def array_roots(func: Func) -> dict:
@@ -35,8 +49,7 @@ def array_roots(func: Func) -> dict:
 def region_flows(op: Op):
     """(destination, source) pairs of values that region ops pass along: inits to block
     arguments, yields to block arguments and results."""
-    name = op.name
-    if name == "scf.for":
+    if isinstance(op, For):
         body = op.regions[0].block
         yields = body.terminator.operands
         for k, init in enumerate(op.operands[3:]):
@@ -46,11 +59,11 @@ def region_flows(op: Op):
             # a carried position is one variable: its argument and result share activity
             yield op.results[k], body.args[k + 1]
             yield body.args[k + 1], op.results[k]
-    elif name == "scf.if":
+    elif isinstance(op, If):
         for r in op.regions:
             for k, y in enumerate(r.block.terminator.operands):
                 yield op.results[k], y
-    elif name == "scf.while":
+    elif isinstance(op, While):
         before, after = op.regions[0].block, op.regions[1].block
         cond = before.terminator.operands[1:]
         yields = after.terminator.operands
@@ -66,13 +79,13 @@ def region_flows(op: Op):
 
 def array_flows(op: Op):
     """(array value, [source arrays]) for ops producing array values; [] means a new root."""
-    if op.name in ("array.alloc", "array.const"):
+    if isinstance(op, (Alloc, ArrayConst)):
         return [(op.result, [])]
     if op.has_trait(VIEW):
         return [(op.result, [op.operands[0]])]
-    if op.name == "arith.select" and isinstance(op.result.type, ArrayType):
+    if isinstance(op, Select) and isinstance(op.result.type, ArrayType):
         return [(op.result, [op.operands[1], op.operands[2]])]  # either buffer
-    if op.name == "func.call":
+    if isinstance(op, Call):
         srcs = [v for v in op.operands if isinstance(v.type, ArrayType)]
         return [(r, srcs) for r in op.results if isinstance(r.type, ArrayType)]
     return [(d, [s]) for d, s in region_flows(op) if isinstance(d.type, ArrayType)]

@@ -21,15 +21,16 @@ from __future__ import annotations
 from typing import NoReturn
 
 from .core import TERMINATOR, Block, Func, Module, Op, Value
+from .ops import Call, Condition, For, If, Return, While, Yield
 from .ops.base import VerifyError
 from .types import Type
 
-# The terminator that ends each region of an op, region by region.
-_TERMINATORS = {
-    "func.func": ("func.return",),
-    "scf.for": ("scf.yield",),
-    "scf.if": ("scf.yield", "scf.yield"),
-    "scf.while": ("scf.condition", "scf.yield"),
+# The terminator that ends each region of an op, region by region (looked up by ``type(op)``).
+_TERMINATORS: dict[type[Op], tuple[type[Op], ...]] = {
+    Func: (Return,),
+    For: (Yield,),
+    If: (Yield, Yield),
+    While: (Condition, Yield),
 }
 
 
@@ -114,7 +115,7 @@ def _check_op_structure(op: Op, block: Block | None, ops: list[Op], seen: set[Op
     for i, r in enumerate(op.results):
         if r.owner is not op or r.index != i:
             _fail(op, f"result #{i} has a wrong owner or index")
-    wanted = _TERMINATORS.get(op.name)
+    wanted = _TERMINATORS.get(type(op))
     if wanted is not None and len(op.regions) != len(wanted):
         _fail(op, f"expects {len(wanted)} regions, has {len(op.regions)}")
     for k, region in enumerate(op.regions):
@@ -133,14 +134,14 @@ def _check_op_structure(op: Op, block: Block | None, ops: list[Op], seen: set[Op
             _check_op_structure(child, b, ops, seen)
 
 
-def _check_terminator(op: Op, k: int, b: Block, wanted: str | None) -> None:
+def _check_terminator(op: Op, k: int, b: Block, wanted: type[Op] | None) -> None:
     for child in b.ops[:-1]:
         if child.has_trait(TERMINATOR):
             _fail(child, "a terminator must be the last op of its block")
     last = b.ops[-1] if b.ops else None
     found = f"found {last.name}" if last is not None else "found an empty block"
-    if wanted is not None and (last is None or last.name != wanted):
-        _fail(op, f"region #{k} must end in {wanted}, {found}")
+    if wanted is not None and type(last) is not wanted:
+        _fail(op, f"region #{k} must end in {wanted.name}, {found}")
     if wanted is None and (last is None or not last.has_trait(TERMINATOR)):
         _fail(op, f"region #{k} must end in a terminator, {found}")
 
@@ -255,7 +256,7 @@ def _run_hook(op: Op) -> None:
 # ---- 5. calls
 def _check_calls(ops: list[Op], m: Module) -> None:
     for op in ops:
-        if op.name != "func.call":
+        if not isinstance(op, Call):
             continue
         callee = op.attrs.get("callee")
         if not isinstance(callee, str):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.core import Block, Module, Op, Region, Value
+from ..ir.ops import AddI, AndI, Cast, CmpI, Dim, For, If, Index, MaxI, MinI, ModI, Select, SubI
 from .rewrite import clone_op, constant_value, replace_op
 
 MAX_VERSIONED_OPS = 4000  # do not duplicate loop bodies larger than this
@@ -29,9 +30,9 @@ MAX_VERSIONED_OPS = 4000  # do not duplicate loop bodies larger than this
 def boundscheck(module: Module) -> bool:
     changed = False
     for f in module:
-        for op in [o for o in f.walk() if o.name == "array.index"]:
+        for op in [o for o in f.walk() if isinstance(o, Index)]:
             changed |= _prove(op)
-        loops = [o for o in f.walk() if o.name == "scf.for"]
+        loops = [o for o in f.walk() if isinstance(o, For)]
         for loop in reversed(loops):  # innermost first
             changed |= _version(loop)
     return changed
@@ -48,29 +49,29 @@ def lower(v: Value, depth: int = 8):
     op = v.op
     if op is None:
         loop = v.block.parent_op
-        if loop is not None and loop.name == "scf.for" and v is loop.body.args[0]:
+        if isinstance(loop, For) and v is loop.body.args[0]:
             step = constant_value(loop.operands[2])
             if step is not None and step > 0:
                 return lower(loop.operands[0], depth - 1)
         return None
-    name, args = op.name, op.operands
-    if name in ("array.dim", "array.index"):
+    kind, args = type(op), op.operands
+    if kind in (Dim, Index):
         return 0
-    if name == "arith.addi":
+    if kind is AddI:
         a, b = lower(args[0], depth - 1), lower(args[1], depth - 1)
         return None if a is None or b is None else a + b
-    if name == "arith.subi":
+    if kind is SubI:
         a, b = lower(args[0], depth - 1), constant_value(args[1])
         return None if a is None or b is None else a - b
-    if name in ("arith.mini", "arith.maxi", "arith.select"):
-        vals = [lower(x, depth - 1) for x in (args[1:] if name == "arith.select" else args)]
+    if kind in (MinI, MaxI, Select):
+        vals = [lower(x, depth - 1) for x in (args[1:] if kind is Select else args)]
         known = [x for x in vals if x is not None]
-        if name == "arith.maxi":
+        if kind is MaxI:
             return max(known) if known else None
         return min(vals) if None not in vals else None
-    if name == "arith.modi" and _nonneg(args[1], depth - 1):
+    if kind is ModI and _nonneg(args[1], depth - 1):
         return 0  # Python's x % m for m >= 0 (and m != 0, or modi raised) lies in [0, m)
-    if name == "arith.cast" and args[0].type.is_bool:
+    if kind is Cast and args[0].type.is_bool:
         return 0
     return None
 
@@ -91,23 +92,23 @@ def uppers(v: Value, depth: int = 8) -> list[tuple[Value | None, int]]:
     op = v.op
     if op is None:
         loop = v.block.parent_op
-        if loop is not None and loop.name == "scf.for" and v is loop.body.args[0]:
+        if isinstance(loop, For) and v is loop.body.args[0]:
             step = constant_value(loop.operands[2])
             if step is not None and step > 0:
                 out += [(b, o - 1) for b, o in uppers(loop.operands[1], depth - 1)]
         return out
-    name, args = op.name, op.operands
-    if name == "arith.addi":
+    kind, args = type(op), op.operands
+    if kind is AddI:
         for x, y in ((args[0], args[1]), (args[1], args[0])):
             k = constant_value(y)
             if k is not None:
                 out += [(b, o + k) for b, o in uppers(x, depth - 1)]
-    elif name == "arith.subi" and constant_value(args[1]) is not None:
+    elif kind is SubI and constant_value(args[1]) is not None:
         k = constant_value(args[1])
         out += [(b, o - k) for b, o in uppers(args[0], depth - 1)]
-    elif name == "arith.mini":
+    elif kind is MinI:
         out += uppers(args[0], depth - 1) + uppers(args[1], depth - 1)
-    elif name == "arith.modi" and _nonneg(args[1], depth - 1):
+    elif kind is ModI and _nonneg(args[1], depth - 1):
         out += [(args[1], -1)]
     return out
 
@@ -127,7 +128,7 @@ def _same(a: Value, b: Value) -> bool:
     if a is b:
         return True
     da, db = a.op, b.op
-    return (da is not None and db is not None and da.name == db.name == "array.dim"
+    return (isinstance(da, Dim) and isinstance(db, Dim)
             and da.operands[0] is db.operands[0] and da.attrs["axis"] == db.attrs["axis"])
 
 
@@ -157,9 +158,8 @@ def _version(loop: Op) -> bool:
     cond = None
     for op, (lo, hi) in checks:
         n = op.operands[1]
-        ok = b.op("arith.andi", b.op("arith.cmpi", lo, b.i64(0), pred="ge"),
-                  b.op("arith.cmpi", hi, n, pred="lt"))
-        cond = ok if cond is None else b.op("arith.andi", cond, ok)
+        ok = b.op(AndI, b.op(CmpI, lo, b.i64(0), pred="ge"), b.op(CmpI, hi, n, pred="lt"))
+        cond = ok if cond is None else b.op(AndI, cond, ok)
     mapping: dict = {}
     fast = clone_op(loop, mapping)
     for op, _ in checks:
@@ -168,7 +168,7 @@ def _version(loop: Op) -> bool:
     slow_block, fast_block = Block(), Block()
     fast_block.append(fast)
     Builder.at_end(fast_block, loop.loc).yield_(*fast.results)
-    guard = b.create("scf.if", [cond], [r.type for r in loop.results],
+    guard = b.create(If, [cond], [r.type for r in loop.results],
                      regions=[Region([fast_block]), Region([slow_block])])
     for old, new in zip(loop.results, guard.results):
         old.replace_all_uses_with(new)
@@ -182,9 +182,9 @@ def _version(loop: Op) -> bool:
 def _direct_checks(block: Block):
     """``array.index`` checks in ``block`` and its ``scf.if`` regions (not in nested loops)."""
     for op in block.ops:
-        if op.name == "array.index" and op.attrs.get("check"):
+        if isinstance(op, Index) and op.attrs.get("check"):
             yield op
-        elif op.name == "scf.if":
+        elif isinstance(op, If):
             for r in op.regions:
                 yield from _direct_checks(r.block)
 
@@ -203,11 +203,11 @@ def _index_range(op: Op, loop: Op, step: int):
         return None
     lb, ub = loop.operands[0], loop.operands[1]
     if step > 0:  # iv in [lb, ub - 1]
-        first, last = lb, b.op("arith.subi", ub, b.i64(1))
+        first, last = lb, b.op(SubI, ub, b.i64(1))
     else:  # iv in [ub + 1, lb]
-        first, last = b.op("arith.addi", ub, b.i64(1)), lb
+        first, last = b.op(AddI, ub, b.i64(1)), lb
     if c:
-        first, last = (b.op("arith.addi", x, b.i64(c)) for x in (first, last))
+        first, last = (b.op(AddI, x, b.i64(c)) for x in (first, last))
     return first, last
 
 
@@ -217,12 +217,12 @@ def _affine(i: Value, loop: Op):
     if i is iv:
         return iv, 0
     op = i.op
-    if op is not None and op.name in ("arith.addi", "arith.subi"):
+    if isinstance(op, (AddI, SubI)):
         x, y = op.operands
         k = constant_value(y)
         if x is iv and k is not None:
-            return iv, k if op.name == "arith.addi" else -k
-        if op.name == "arith.addi" and y is iv and constant_value(x) is not None:
+            return iv, k if isinstance(op, AddI) else -k
+        if isinstance(op, AddI) and y is iv and constant_value(x) is not None:
             return iv, constant_value(x)
     return None, 0
 

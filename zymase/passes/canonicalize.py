@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir import ops
 from ..ir.builder import Builder
-from ..ir.core import Module, Op, Value
+from ..ir.core import COMMUTATIVE, Module, Op, Value
 from ..ir.interp import COMPARE, ELEMENTWISE
 from ..ir.types import ScalarType
 from .rewrite import (
@@ -56,7 +57,7 @@ def canonicalize(module: Module) -> bool:
 def _sweep(f: Op) -> bool:
     changed = False
     for op in walk(f):
-        changed |= RULES.get(op.name, _fold)(op)
+        changed |= RULES.get(type(op), _fold)(op)
     changed |= _dedup_constants(f)
     for op in walk(f, reverse=True):
         changed |= erase_if_unused(op)
@@ -68,7 +69,7 @@ def _sweep(f: Op) -> bool:
 
 def _fold(op: Op) -> bool:
     """Replace a one-result op on constants by the constant it computes."""
-    if len(op.results) != 1 or not op.operands or op.regions or op.name not in FOLDERS:
+    if len(op.results) != 1 or not op.operands or op.regions or type(op) not in FOLDERS:
         return False
     values = []
     for v in op.operands:
@@ -78,7 +79,7 @@ def _fold(op: Op) -> bool:
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN), as at run time
         args = [_np_value(x, v.type) for x, v in zip(values, op.operands, strict=True)]
         try:
-            out = FOLDERS[op.name](op, *args)
+            out = FOLDERS[type(op)](op, *args)
         except (ArithmeticError, ValueError, TypeError):
             return False
         if out is None:
@@ -124,13 +125,13 @@ def _without_op(fn):
     return lambda op, *xs: fn(*xs)
 
 
-# op name -> folder(op, *operand values as NumPy scalars) -> NumPy scalar, or None to keep the op
+# op class -> folder(op, *operand values as NumPy scalars) -> NumPy scalar, or None to keep the op
 FOLDERS = {
-    **{name: _without_op(fn) for name, fn in ELEMENTWISE.items()},
-    "arith.cmpf": lambda op, a, b: COMPARE[op.attrs["pred"]](a, b),
-    "arith.cmpi": lambda op, a, b: COMPARE[op.attrs["pred"]](a, b),
-    "arith.cast": _cast,
-    "array.index": _fold_index,
+    **{cls: _without_op(fn) for cls, fn in ELEMENTWISE.items()},
+    ops.CmpF: lambda op, a, b: COMPARE[op.attrs["pred"]](a, b),
+    ops.CmpI: lambda op, a, b: COMPARE[op.attrs["pred"]](a, b),
+    ops.Cast: _cast,
+    ops.Index: _fold_index,
 }
 
 
@@ -153,45 +154,45 @@ def _all_ones(op: Op, x: Value) -> Value:
     return _const(op, -1 if op.result.type.is_int else True, op.result.type)
 
 
-# op name -> [(constant operand c, rewrite of `x op c`)].  Integers (and i1, where -1 reads as
+# op class -> [(constant operand c, rewrite of `x op c`)].  Integers (and i1, where -1 reads as
 # true) take every rule; floats only those exact in IEEE arithmetic for every x (NaN, -0.0, inf):
 # NOT x+0.0 -> x (-0.0 + 0.0 == +0.0) and NOT x*0.0 -> 0.0 (inf*0 is NaN).  Complex takes none
 # (x*(1+0j) computes b*0, which is NaN for an infinite b).
 INT_IDENTITIES = {
-    "arith.addi": [(0, _x)],  # x + 0 -> x
-    "arith.subi": [(0, _x)],  # x - 0 -> x
-    "arith.muli": [(1, _x), (0, _zero)],  # x * 1 -> x,  x * 0 -> 0
-    "arith.floordivi": [(1, _x)],  # x // 1 -> x
-    "arith.modi": [(1, _zero)],  # x % 1 -> 0
-    "arith.powi": [(1, _x), (0, _one)],  # x ** 1 -> x,  x ** 0 -> 1 (also 0 ** 0)
-    "arith.andi": [(0, _zero), (-1, _x)],  # x & 0 -> 0,  x & ~0 -> x
-    "arith.ori": [(0, _x), (-1, _all_ones)],  # x | 0 -> x,  x | ~0 -> ~0
-    "arith.xori": [(0, _x)],  # x ^ 0 -> x
+    ops.AddI: [(0, _x)],  # x + 0 -> x
+    ops.SubI: [(0, _x)],  # x - 0 -> x
+    ops.MulI: [(1, _x), (0, _zero)],  # x * 1 -> x,  x * 0 -> 0
+    ops.FloorDivI: [(1, _x)],  # x // 1 -> x
+    ops.ModI: [(1, _zero)],  # x % 1 -> 0
+    ops.PowI: [(1, _x), (0, _one)],  # x ** 1 -> x,  x ** 0 -> 1 (also 0 ** 0)
+    ops.AndI: [(0, _zero), (-1, _x)],  # x & 0 -> 0,  x & ~0 -> x
+    ops.OrI: [(0, _x), (-1, _all_ones)],  # x | 0 -> x,  x | ~0 -> ~0
+    ops.XorI: [(0, _x)],  # x ^ 0 -> x
 }
 FLOAT_IDENTITIES = {
-    "arith.mulf": [(1.0, _x)],  # x * 1.0 -> x
-    "arith.divf": [(1.0, _x)],  # x / 1.0 -> x
-    "arith.subf": [(0.0, _x)],  # x - (+0.0) -> x   (-0.0 - 0.0 == -0.0)
-    "arith.addf": [(-0.0, _x)],  # x + (-0.0) -> x  (the IEEE additive identity)
-    "math.pow": [(1.0, _x), (0.0, _one), (-0.0, _one)],  # pow(x, 1) -> x, pow(x, +-0) -> 1
+    ops.MulF: [(1.0, _x)],  # x * 1.0 -> x
+    ops.DivF: [(1.0, _x)],  # x / 1.0 -> x
+    ops.SubF: [(0.0, _x)],  # x - (+0.0) -> x   (-0.0 - 0.0 == -0.0)
+    ops.AddF: [(-0.0, _x)],  # x + (-0.0) -> x  (the IEEE additive identity)
+    ops.Pow: [(1.0, _x), (0.0, _one), (-0.0, _one)],  # pow(x, 1) -> x, pow(x, +-0) -> 1
 }
 # adjoint accumulations (``arith.addf {nsz}``, made by reverse mode) start from zero: the sign
 # of a zero derivative means nothing, so x + 0.0 -> x as well (a shadow zeroed by an overwrite
 # and read back by the next accumulation turns into `0.0 + x`, one add per element otherwise)
-ADJOINT_IDENTITIES = {"arith.addf": [(-0.0, _x), (0.0, _x)]}
+ADJOINT_IDENTITIES = {ops.AddF: [(-0.0, _x), (0.0, _x)]}
 # `x op x` -> rewrite (any scalar kind the op accepts; floats only where exact for NaN)
 SAME_OPERAND = {
-    "arith.subi": _zero,  # x - x -> 0
-    "arith.xori": _zero,  # x ^ x -> 0
-    "arith.andi": _x,  # x & x -> x
-    "arith.ori": _x,  # x | x -> x
-    "arith.maxi": _x,  # max(x, x) -> x
-    "arith.mini": _x,  # min(x, x) -> x
-    "arith.maximumf": _x,  # maximum(x, x) -> x  (NaN stays NaN)
-    "arith.minimumf": _x,  # minimum(x, x) -> x
+    ops.SubI: _zero,  # x - x -> 0
+    ops.XorI: _zero,  # x ^ x -> 0
+    ops.AndI: _x,  # x & x -> x
+    ops.OrI: _x,  # x | x -> x
+    ops.MaxI: _x,  # max(x, x) -> x
+    ops.MinI: _x,  # min(x, x) -> x
+    ops.MaximumF: _x,  # maximum(x, x) -> x  (NaN stays NaN)
+    ops.MinimumF: _x,  # minimum(x, x) -> x
 }
 # f(f(x)) -> x
-INVOLUTIONS = ("arith.negf", "arith.negi", "arith.not", "complex.conj")
+INVOLUTIONS = (ops.NegF, ops.NegI, ops.Not, ops.Conj)
 # cmpi x, x -> constant, by predicate
 CMP_SAME = {"eq": True, "ne": False, "lt": False, "le": True, "gt": False, "ge": True}
 
@@ -200,20 +201,21 @@ def _identity(op: Op) -> bool:
     if _fold(op):
         return True
     t = op.result.type
-    if len(op.operands) == 2 and op.operands[0] is op.operands[1] and op.name in SAME_OPERAND:
-        replace_op(op, [SAME_OPERAND[op.name](op, op.operands[0])])
+    kind = type(op)
+    if len(op.operands) == 2 and op.operands[0] is op.operands[1] and kind in SAME_OPERAND:
+        replace_op(op, [SAME_OPERAND[kind](op, op.operands[0])])
         return True
-    if op.name in INVOLUTIONS:
+    if kind in INVOLUTIONS:
         inner = op.operands[0].op
-        if inner is not None and inner.name == op.name:
+        if inner is not None and type(inner) is kind:
             replace_op(op, [inner.operands[0]])
             return True
         return False
     table = FLOAT_IDENTITIES if t.kind == "f" else INT_IDENTITIES if t.kind in "ib" else {}
     if op.attrs.get("nsz") and t.kind == "f":
         table = ADJOINT_IDENTITIES
-    rules = table.get(op.name, ())
-    positions = (1, 0) if op.has_trait("commutative") else (1,)
+    rules = table.get(kind, ())
+    positions = (1, 0) if op.has_trait(COMMUTATIVE) else (1,)
     for pos in positions:
         c = constant_value(op.operands[pos])
         if c is None:
@@ -266,9 +268,9 @@ def _nonneg_answer(pred: str, c: int) -> bool | None:
 def is_nonnegative(v: Value) -> bool:
     """``array.dim`` results and induction variables of loops counting up from ``lb >= 0``."""
     if v.op is not None:
-        return v.op.name == "array.dim"
+        return isinstance(v.op, ops.Dim)
     loop = v.block.parent_op if v.index == 0 else None
-    if loop is None or loop.name != "scf.for":
+    if not isinstance(loop, ops.For):
         return False
     lb, step = constant_value(loop.operands[0]), constant_value(loop.operands[2])
     return lb is not None and step is not None and lb >= 0 and step > 0
@@ -305,7 +307,7 @@ def _cast_rule(op: Op) -> bool:
     inner = x.op
     if (
         inner is not None
-        and inner.name == "arith.cast"
+        and isinstance(inner, ops.Cast)
         and is_lossless(inner.operands[0].type, x.type)
     ):
         # cast(cast(y : A -> B) -> C) -> cast(y : A -> C) when A -> B is exact
@@ -326,17 +328,17 @@ def _dim(op: Op) -> bool:
     src, k = op.operands[0].op, op.attrs["axis"]
     if src is None:
         return False
-    if src.name == "array.alloc":  # dim(alloc(d...), k) -> d[k]
+    if isinstance(src, ops.Alloc):  # dim(alloc(d...), k) -> d[k]
         replace_op(op, [src.operands[k]])
-    elif src.name in ("array.broadcast", "array.reshape"):  # dim(broadcast(a, d...), k) -> d[k]
+    elif isinstance(src, (ops.Broadcast, ops.Reshape)):  # dim(broadcast(a, d...), k) -> d[k]
         replace_op(op, [src.operands[1 + k]])
-    elif src.name == "array.subview":  # dim(subview(a, .., (size, step)...), k) -> size[k]
+    elif isinstance(src, ops.Subview):  # dim(subview(a, .., (size, step)...), k) -> size[k]
         replace_op(op, [src.parts()[1][k][0]])
-    elif src.name == "array.const":  # dim of a constant array -> its size
+    elif isinstance(src, ops.ArrayConst):  # dim of a constant array -> its size
         replace_op(op, [_const(op, np.shape(src.attrs["data"])[k], op.result.type)])
-    elif src.name == "array.relayout":  # dim(relayout(a), k) -> dim(a, k)
+    elif isinstance(src, ops.Relayout):  # dim(relayout(a), k) -> dim(a, k)
         op.set_operand(0, src.operands[0])
-    elif src.name == "array.transpose":  # dim(transpose(a, perm), k) -> dim(a, perm[k])
+    elif isinstance(src, ops.Transpose):  # dim(transpose(a, perm), k) -> dim(a, perm[k])
         op.set_operand(0, src.operands[0])
         op.attrs["axis"] = src.attrs["perm"][k]
     else:
@@ -352,7 +354,7 @@ def _stride(op: Op) -> bool:
     b = Builder.before(op)
     stride = b.i64(1)  # stride(a, last) = 1; stride(a, k) = prod(dim(a, j) for j > k)
     for j in range(a.type.ndim - 1, k, -1):
-        stride = b.op("arith.muli", stride, b.op("array.dim", a, axis=j))
+        stride = b.op(ops.MulI, stride, b.op(ops.Dim, a, axis=j))
     replace_op(op, [stride])
     return True
 
@@ -387,7 +389,7 @@ def same_value(a: Value, b: Value) -> bool:
         return True
     da, db = a.op, b.op
     return (
-        da is not None and db is not None and da.name == db.name == "array.dim"
+        isinstance(da, ops.Dim) and isinstance(db, ops.Dim)
         and da.operands[0] is db.operands[0] and da.attrs["axis"] == db.attrs["axis"]
     )  # fmt: skip
 
@@ -402,7 +404,7 @@ def _dedup_constants(f: Op) -> bool:
     for b in blocks:
         first: dict = {}
         for op in list(b.ops):
-            if op.name != "arith.constant":
+            if not isinstance(op, ops.Constant):
                 continue
             key = (op.result.type, attr_key(op.attrs["value"]))
             if key in first:
@@ -433,7 +435,7 @@ def _if(op: Op) -> bool:
         # scf.if c {yield a} {yield b} -> select c, a, b
         b = Builder.before(op)
         pairs = zip(then_y.operands, else_y.operands, strict=True)
-        replace_op(op, [b.op("arith.select", op.operands[0], x, y) for x, y in pairs])
+        replace_op(op, [b.op(ops.Select, op.operands[0], x, y) for x, y in pairs])
         return True
     return _drop_unused_if_results(op) or changed
 
@@ -567,18 +569,19 @@ def _shrink_while(op: Op, dead_in: list[int], dead_out: list[int]) -> None:
     rebuild(op, inits, [k for k in range(len(op.results)) if k not in dead_out])
 
 
+# op class -> rule(op) -> whether it changed anything (``_fold`` for the others)
 RULES = {
-    **{name: _identity for name in {*INT_IDENTITIES, *FLOAT_IDENTITIES, *SAME_OPERAND}},
-    **{name: _identity for name in INVOLUTIONS},
-    "arith.cmpi": _cmpi,
-    "arith.select": _select,
-    "arith.cast": _cast_rule,
-    "rt.assert": _assert,
-    "array.dim": _dim,
-    "array.stride": _stride,
-    "array.offset": _offset,
-    "array.index": _index,
-    "scf.if": _if,
-    "scf.for": _for,
-    "scf.while": _while,
+    **{kind: _identity for kind in {*INT_IDENTITIES, *FLOAT_IDENTITIES, *SAME_OPERAND}},
+    **{kind: _identity for kind in INVOLUTIONS},
+    ops.CmpI: _cmpi,
+    ops.Select: _select,
+    ops.Cast: _cast_rule,
+    ops.Assert: _assert,
+    ops.Dim: _dim,
+    ops.Stride: _stride,
+    ops.Offset: _offset,
+    ops.Index: _index,
+    ops.If: _if,
+    ops.For: _for,
+    ops.While: _while,
 }

@@ -29,8 +29,9 @@ from ..ir.core import (
     Module,
     Op,
 )
-from .licm import WRITTEN_OPERANDS, may_alias, written_arrays
-from .rewrite import Effects, op_key, replace_op
+from ..ir.ops import AddI, Call, Load, Store, SubI
+from .licm import may_alias, written_arrays
+from .rewrite import Effects, constant_value, op_key, replace_op
 
 CSE_TRAITS = frozenset({PURE, COMMUTATIVE, MAY_RAISE, VIEW, EXPENSIVE})
 
@@ -59,7 +60,7 @@ def _cse_block(block: Block, scope: ChainMap, effects: Effects, func) -> bool:
             else:
                 replace_op(op, prev.results)
                 changed = True
-        elif op.name == "array.load":
+        elif isinstance(op, Load):
             value = memory.get(op)
             if value is None:
                 memory.remember(op.operands[0], op.operands[1:], op.result)
@@ -90,17 +91,16 @@ class Memory:
         self.known[self.key(array, indices)] = (array, value)
 
     def write(self, op: Op) -> None:
-        if op.name == "array.store":
+        if isinstance(op, Store):
             self._forget(op.operands[1], op.operands[2:])
             self.remember(op.operands[1], op.operands[2:], op.operands[0])
             return
-        if op.regions or op.name in WRITTEN_OPERANDS:
-            written = (written_arrays(op, self.effects) if op.regions else
-                       [op.operands[i] for i in WRITTEN_OPERANDS[op.name]])
+        if op.regions or op.written_operands is not None:  # it says what it writes
+            written = written_arrays(op, self.effects) if op.regions else op.written()
             for a in written:
                 self._forget(a)
             return
-        self.known.clear()  # a call: anything may change
+        self.known.clear()  # a call or a tape op: anything may change
 
     def _forget(self, array, indices=None) -> None:
         for k, (a, _) in list(self.known.items()):
@@ -123,16 +123,15 @@ def _differs(idx_a, idx_b) -> bool:
 
 def _base_offset(v):
     """(base, c) with v == base + c (base None for a constant)."""
-    from .rewrite import constant_value
     c = constant_value(v)
     if c is not None:
         return None, c
     op = v.op
-    if op is not None and op.name in ("arith.addi", "arith.subi"):
+    if isinstance(op, (AddI, SubI)):
         k = constant_value(op.operands[1])
         if k is not None:
-            return op.operands[0], (k if op.name == "arith.addi" else -k)
-        if op.name == "arith.addi":
+            return op.operands[0], (k if isinstance(op, AddI) else -k)
+        if isinstance(op, AddI):
             k = constant_value(op.operands[0])
             if k is not None:
                 return op.operands[1], k
@@ -143,5 +142,5 @@ def is_cse_candidate(op: Op) -> bool:
     """A region-free op with results whose value depends only on its operands and attributes."""
     return (
         bool(op.results) and not op.regions and op.traits <= CSE_TRAITS
-        and op.name != "func.call" and not op.has_trait(TERMINATOR)
+        and not isinstance(op, Call) and not op.has_trait(TERMINATOR)
     )  # fmt: skip

@@ -18,6 +18,7 @@ Mirrors MLIR's dead-op removal (``isOpTriviallyDead`` with ``RecursiveMemoryEffe
 from __future__ import annotations
 
 from ..ir.core import VIEW, Module, Op
+from ..ir.ops import Alloc, ArrayFree, Store
 from .rewrite import Effects, is_attached, is_unused, walk
 
 
@@ -37,7 +38,7 @@ def _sweep(f: Op, effects: Effects) -> bool:
         if is_unused(op) and effects.is_removable(op):
             op.erase()
             changed = True
-        elif op.name == "array.alloc" and (users := dead_buffer_users(op)) is not None:
+        elif isinstance(op, Alloc) and (users := dead_buffer_users(op)) is not None:
             for user in reversed(users):  # a view's users before the view
                 if is_attached(user, f):
                     user.erase()
@@ -53,7 +54,7 @@ def dead_buffer_users(alloc: Op) -> list[Op] | None:
     work = [alloc.result]
     while work:
         for user, pos in work.pop().uses:
-            if user.name == "array.store" and pos == 1 or user.name == "array.free":
+            if isinstance(user, Store) and pos == 1 or isinstance(user, ArrayFree):
                 users.append(user)
             elif user.has_trait(VIEW) and pos == 0:
                 users.append(user)

@@ -13,6 +13,7 @@ model, and LLVM's ``AlwaysInliner`` plus ``GlobalDCE`` for the dead callees.
 from __future__ import annotations
 
 from ..ir.core import Func, Module, Op
+from ..ir.ops import Call, Return
 from .rewrite import clone_op, walk
 
 
@@ -38,7 +39,7 @@ def inline_call(call: Op, callee: Func) -> None:
     """Copy ``callee``'s body before ``call`` and replace the call's results by what it returns."""
     mapping = dict(zip(callee.args, call.operands, strict=True))
     *body, ret = callee.body.ops
-    assert ret.name == "func.return", f"@{callee.sym_name} does not end in func.return"
+    assert isinstance(ret, Return), f"@{callee.sym_name} does not end in func.return"
     block = call.parent
     library = callee.attrs.get("library")  # zymase's own Python routines: the caller's line
     for op in body:
@@ -75,7 +76,7 @@ def recursive_funcs(module: Module) -> set[str]:
 
 
 def _callee(op: Op) -> str | None:
-    return str(op.attrs["callee"]) if op.name == "func.call" else None
+    return str(op.attrs["callee"]) if isinstance(op, Call) else None
 
 
 def _remove_dead_callees(module: Module, candidates: set[str]) -> None:

@@ -30,7 +30,9 @@ LLVM's ``BasicAA`` (distinct allocations, ``noalias`` arguments).
 from __future__ import annotations
 
 from ..ir.builder import Builder
-from ..ir.core import MAY_RAISE, READS, VIEW, WRITES, Block, Func, Module, Op, Region, Value
+from ..ir.core import LOOP, MAY_RAISE, READS, VIEW, WRITES, Block, Func, Module, Op, Region, Value
+from ..ir.ops import Alloc, AndI, ArrayConst, CmpI, For, If, OrI
+from ..ir.roots import written_buffers
 from ..ir.types import ArrayType, ScalarType
 from .rewrite import (
     Effects,
@@ -44,14 +46,12 @@ from .rewrite import (
     walk,
 )
 
-LOOPS = ("scf.for", "scf.while")
-
 
 def licm(module: Module) -> bool:
     effects = Effects(module)
     changed = False
     for f in module:
-        loops = [op for op in walk(f, reverse=True) if op.name in LOOPS]  # inner loops first
+        loops = [op for op in walk(f, reverse=True) if op.has_trait(LOOP)]  # inner loops first
         for loop in loops:
             changed |= LoopMotion(loop, f, effects).run()
     return changed
@@ -67,7 +67,7 @@ class LoopMotion:
         self.written = written_arrays(loop, effects)
 
     def run(self) -> bool:
-        if self.loop.name == "scf.for":
+        if isinstance(self.loop, For):
             needs_guard = (trip_count(self.loop) or 0) <= 0
             self._scan(self.loop.regions[0].block, reads=True, needs_guard=needs_guard)
         else:
@@ -130,7 +130,7 @@ class LoopMotion:
         ]
         b = Builder.before(self.loop)
         cond = runs_at_least_once(b, self.loop)
-        guard = b.create("scf.if", [cond], [r.type for r in escaping],
+        guard = b.create(If, [cond], [r.type for r in escaping],
                          regions=[Region([Block()]), Region([Block()])])  # fmt: skip
         then_block, else_block = (r.block for r in guard.regions)
         for op in guarded:
@@ -160,31 +160,26 @@ def runs_at_least_once(b: Builder, loop: Op) -> Value:
     lb, ub, step = loop.operands[:3]
     sign = constant_value(step) or 0
     if sign > 0:
-        return b.op("arith.cmpi", lb, ub, pred="lt")
+        return b.op(CmpI, lb, ub, pred="lt")
     if sign < 0:
-        return b.op("arith.cmpi", lb, ub, pred="gt")
+        return b.op(CmpI, lb, ub, pred="gt")
     zero = b.i64(0)
-    up = b.op("arith.andi", b.op("arith.cmpi", step, zero, pred="gt"),
-              b.op("arith.cmpi", lb, ub, pred="lt"))  # fmt: skip
-    down = b.op("arith.andi", b.op("arith.cmpi", step, zero, pred="lt"),
-                b.op("arith.cmpi", lb, ub, pred="gt"))  # fmt: skip
-    return b.op("arith.ori", up, down)
+    up = b.op(AndI, b.op(CmpI, step, zero, pred="gt"), b.op(CmpI, lb, ub, pred="lt"))
+    down = b.op(AndI, b.op(CmpI, step, zero, pred="lt"), b.op(CmpI, lb, ub, pred="gt"))
+    return b.op(OrI, up, down)
 
 
 # ---- memory: which arrays an op reads or writes, and whether two arrays may overlap
 
-# op name -> operand positions it writes (any other op with WRITES writes all its array operands)
-WRITTEN_OPERANDS = {"array.store": (1,), "linalg.matmul": (2,), "array.free": (0,)}
-
-
 def written_arrays(loop: Op, effects: Effects) -> list[Value]:
-    """The array values that ops inside ``loop`` (or a function) may write through."""
+    """The array values that ops inside ``loop`` (or a function) may write through: what each
+    op says it writes (``Op.written``), every array operand of a call that may write."""
     out = []
     for op in loop.walk():
         if op is loop or op.regions or WRITES not in effects.of(op):
             continue
-        positions = WRITTEN_OPERANDS.get(op.name, range(len(op.operands)))
-        out += [op.operands[i] for i in positions if isinstance(op.operands[i].type, ArrayType)]
+        written = op.written() if op.has_trait(WRITES) else op.operands  # a call: its callee's
+        out += [v for v in written if isinstance(v.type, ArrayType)]
     return out
 
 
@@ -206,9 +201,9 @@ def constant_writes(module: Module) -> list[Op]:
     out = []
     for f in module:
         for op in f.walk():
-            for i in WRITTEN_OPERANDS.get(op.name, ()):
-                r = root(op.operands[i])
-                if r.op is not None and r.op.name == "array.const":
+            for v in written_buffers(op):
+                r = root(v)
+                if isinstance(r.op, ArrayConst):
                     out.append(op)
     return out
 
@@ -243,9 +238,9 @@ def may_alias(a: Value, b: Value, func: Func) -> bool:
 
 def root_kind(v: Value, func: Func) -> str:
     """'alloc', 'const', 'arg' or 'unknown': where the buffer ``v`` (a root) comes from."""
-    if v.op is not None and v.op.name == "array.alloc":
+    if isinstance(v.op, Alloc):
         return "alloc"
-    if v.op is not None and v.op.name == "array.const":
+    if isinstance(v.op, ArrayConst):
         return "const"
     if v.owner is func.body:
         return "arg"

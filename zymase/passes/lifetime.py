@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.core import VIEW, Module, Value
+from ..ir.ops import Alloc, ArrayFree, Call, Condition, For, If, Return, TapePushRef, While, Yield
 
-FLOW_OUT = ("scf.yield", "scf.condition", "func.return")
+FLOW_OUT = (Yield, Condition, Return)  # terminators that pass their operands on
 
 
 def lifetime(module: Module) -> bool:
     changed = False
     for f in module:
         for op in list(f.walk()):
-            if op.name == "array.alloc" and "escapes" not in op.attrs:
+            if isinstance(op, Alloc) and "escapes" not in op.attrs:
                 changed = True
                 if _escapes(op):
                     op.attrs["escapes"] = True
@@ -30,7 +31,7 @@ def lifetime(module: Module) -> bool:
                     block = op.parent
                     term = block.terminator
                     b = Builder(block, block.ops.index(term) if term else None, op.loc)
-                    b.create("array.free", [op.result], [])
+                    b.create(ArrayFree, [op.result], [])
     return changed
 
 
@@ -44,16 +45,16 @@ def _escapes(alloc) -> bool:
             continue
         seen.add(v)
         for use, idx in v.uses:
-            if use.has_trait(VIEW) or use.name == "func.call":
+            if use.has_trait(VIEW) or isinstance(use, Call):
                 todo.extend(r for r in use.results if _is_array(r))
-            elif use.name == "scf.for" and idx >= 3:
+            elif isinstance(use, For) and idx >= 3:
                 todo += [use.results[idx - 3], use.body.args[idx - 2]]
-            elif use.name == "scf.while":
+            elif isinstance(use, While):
                 todo.append(use.before.args[idx])
-            elif use.name == "tape.push_ref":  # popped later, maybe by another call
+            elif isinstance(use, TapePushRef):  # popped later, maybe by another call
                 return True
-            elif use.name in FLOW_OUT:
-                if use.parent is home or use.name == "func.return":
+            elif isinstance(use, FLOW_OUT):
+                if use.parent is home or isinstance(use, Return):
                     return True
                 todo.extend(_flow_targets(use, idx))
     return False
@@ -67,12 +68,12 @@ def _flow_targets(term, idx):
     """The values that receive operand ``idx`` of terminator ``term``."""
     block = term.parent
     op = block.parent_op
-    if op.name == "scf.if":
+    if isinstance(op, If):
         return [op.results[idx]]
-    if op.name == "scf.for":
+    if isinstance(op, For):
         return [op.results[idx], op.body.args[idx + 1]]
-    if op.name == "scf.while":
-        if term.name == "scf.condition":
+    if isinstance(op, While):
+        if isinstance(term, Condition):
             return [] if idx == 0 else [op.results[idx - 1], op.after.args[idx - 1]]
         return [op.before.args[idx]]
     return []

@@ -19,11 +19,13 @@ from ..ir.core import (
     TERMINATOR,
     WRITES,
     Block,
+    Func,
     Module,
     Op,
     Region,
     Value,
 )
+from ..ir.ops import Call, Constant
 
 EFFECTS = frozenset({READS, WRITES, ALLOCATES, MAY_RAISE})
 
@@ -177,7 +179,7 @@ def _clone_region(region: Region, mapping: dict[Value, Value]) -> Region:
 def constant_value(v: Value):
     """The Python value of ``v`` when it is an ``arith.constant``, else None."""
     op = v.op
-    return op.attrs["value"] if op is not None and op.name == "arith.constant" else None
+    return op.attrs["value"] if isinstance(op, Constant) else None
 
 
 def attr_key(a):
@@ -225,7 +227,7 @@ class Effects:
         self._funcs: dict[str, frozenset[str]] = {}
 
     def of(self, op: Op) -> frozenset[str]:
-        if op.name == "func.call":
+        if isinstance(op, Call):
             return self.of_func(str(op.attrs["callee"]))
         eff = op.traits & EFFECTS
         for r in op.regions:
@@ -247,7 +249,7 @@ class Effects:
         """Whether erasing ``op`` (its results unused) changes nothing observable."""
         if op.has_trait(TERMINATOR):
             return False
-        return not (self.of(op) & {WRITES, MAY_RAISE}) and op.name != "func.func"
+        return not (self.of(op) & {WRITES, MAY_RAISE}) and not isinstance(op, Func)
 
 
 def is_speculatable(op: Op) -> bool:

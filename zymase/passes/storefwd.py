@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.core import MAY_RAISE, Block, Func, Module, Op, Region, Value
+from ..ir.ops import AddI, For, If, Load, Store, SubI
 from ..ir.types import ArrayType
 from .licm import may_alias, runs_at_least_once
 from .rewrite import Effects, constant_value, is_defined_outside, is_speculatable, walk
@@ -48,7 +49,7 @@ def storefwd(module: Module) -> bool:
     effects = Effects(module)
     changed = False
     for f in module:
-        for loop in [op for op in walk(f) if op.name == "scf.for"]:
+        for loop in [op for op in walk(f) if isinstance(op, For)]:
             changed |= _loop(loop, f, effects)
     return changed
 
@@ -58,14 +59,14 @@ def _offset(idx: Value, iv: Value, depth: int = 4) -> int | None:
     if idx is iv:
         return 0
     op = idx.op
-    if depth == 0 or op is None or op.name not in ("arith.addi", "arith.subi"):
+    if depth == 0 or not isinstance(op, (AddI, SubI)):
         return None
     a, b = op.operands
     kb = constant_value(b)
     if kb is not None and (ka := _offset(a, iv, depth - 1)) is not None:
-        return ka + kb if op.name == "arith.addi" else ka - kb
+        return ka + kb if isinstance(op, AddI) else ka - kb
     ka = constant_value(a)
-    if op.name == "arith.addi" and ka is not None and (kb := _offset(b, iv, depth - 1)) is not None:
+    if isinstance(op, AddI) and ka is not None and (kb := _offset(b, iv, depth - 1)) is not None:
         return ka + kb
     return None
 
@@ -80,9 +81,9 @@ def _loop(loop: Op, func: Func, effects: Effects) -> bool:
             return False
     accesses: dict[Value, list] = {}
     for op in body.ops:
-        if op.name in ("array.load", "array.store"):
-            arr = op.operands[0 if op.name == "array.load" else 1]
-            idx = op.operands[1 if op.name == "array.load" else 2 :]
+        if isinstance(op, (Load, Store)):
+            arr = op.operands[0 if isinstance(op, Load) else 1]
+            idx = op.operands[1 if isinstance(op, Load) else 2 :]
             if arr.type.ndim == 1 and is_defined_outside(arr, loop):
                 k = _offset(idx[0], iv)
                 if k is not None:
@@ -116,9 +117,9 @@ def _scan(loop: Op, arr: Value):
     """The loop body's accesses to ``arr`` in order, as (op, "load" | "store", k)."""
     out = []
     for op in loop.body.ops:
-        if op.name == "array.load" and op.operands[0] is arr:
+        if isinstance(op, Load) and op.operands[0] is arr:
             out.append((op, "load", _offset(op.operands[1], loop.iv)))
-        elif op.name == "array.store" and op.operands[1] is arr:
+        elif isinstance(op, Store) and op.operands[1] is arr:
             out.append((op, "store", _offset(op.operands[2], loop.iv)))
     return out
 
@@ -187,12 +188,10 @@ def _rewrite(loop: Op, arr: Value, s: int, forwarded, sunk, sources) -> Op:
         if k in forwarded:
             if guard is None:
                 guard = runs_at_least_once(b, loop)
-            first = b.op("arith.addi", lb, b.i64(k - s))
-            if_op = b.create(
-                "scf.if", [guard], [elem], regions=[Region([Block()]), Region([Block()])]
-            )
+            first = b.op(AddI, lb, b.i64(k - s))
+            if_op = b.create(If, [guard], [elem], regions=[Region([Block()]), Region([Block()])])
             tb = Builder.at_end(if_op.regions[0].block, loop.loc)
-            tb.yield_(tb.op("array.load", arr, first))
+            tb.yield_(tb.op(Load, arr, first))
             eb = Builder.at_end(if_op.regions[1].block, loop.loc)
             eb.yield_(eb.const(0, elem))
             inits.append(if_op.result)
@@ -235,14 +234,14 @@ def _rewrite(loop: Op, arr: Value, s: int, forwarded, sunk, sources) -> Op:
         a = Builder.before(new, loop.loc)
         ran = runs_at_least_once(a, new) if guard is None else guard
         after = Builder(new.parent, new.parent.ops.index(new) + 1, loop.loc)
-        if_op = after.create("scf.if", [ran], [], regions=[Region([Block()]), Region([Block()])])
+        if_op = after.create(If, [ran], [], regions=[Region([Block()]), Region([Block()])])
         tb = Builder.at_end(if_op.regions[0].block, loop.loc)
         j = 0
         for i, k in enumerate(keys):
             if k in sunk:
                 val = new.results[n_old + i]
                 idx = new.results[n_old + len(keys) + j]
-                tb.create("array.store", [val, arr, idx], [])
+                tb.create(Store, [val, arr, idx], [])
                 j += 1
         tb.yield_()
         eb = Builder.at_end(if_op.regions[1].block, loop.loc)

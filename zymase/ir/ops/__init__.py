@@ -7,7 +7,7 @@ outside this package names ops by class, never by their text name::
     if isinstance(op, For): ...
 """
 
-from ..core import Func, Op
+from ..core import Op
 from . import arith, array, complex, func, linalg, math, rt, scf, tape
 from .base import ElementwiseOp, PredicateOp, SimpleOp, VerifyError  # noqa: F401
 
@@ -26,6 +26,5 @@ for _d in DIALECTS:
     for _k, _cls in _found.items():
         _cls.__name__ = _cls.__qualname__ = _k  # the generated classes (unary/binary) too
         globals()[_k] = _cls
-Func = Func  # func.func: the function container of ir/core.py
-__all__ = sorted({k for d in DIALECTS for k in d.__all__} | {"Func"})
+__all__ = sorted({k for d in DIALECTS for k in d.__all__})
 del _d, _found, _k, _cls

@@ -64,12 +64,13 @@ XorI = binary("arith.xori", "ib", _PURE_COMM)
 Not = unary("arith.not", "b")
 
 
-class CmpF(SimpleOp):
-    """``%b = arith.cmpf %x, %y {pred = "lt"} : i1`` (ordered; ``ne`` is true for NaN)."""
+class _Compare(SimpleOp):
+    """A comparison ``{pred = "lt"}`` of two scalars giving ``i1`` (the base of ``CmpF`` and
+    ``CmpI``, which stay unrelated classes: ``isinstance(op, CmpF)`` never means an int one)."""
 
-    name = "arith.cmpf"
     n_operands = 2
     traits = _PURE
+    kinds = ""  # the scalar kinds compared
     __slots__ = ()
 
     @classmethod
@@ -79,27 +80,31 @@ class CmpF(SimpleOp):
     def verify(self):
         super().verify()
         if self.attrs.get("pred") not in FLOAT_PREDICATES:
-            raise VerifyError(f"arith.cmpf: bad predicate {self.attrs.get('pred')!r}")
+            raise VerifyError(f"{self.name}: bad predicate {self.attrs.get('pred')!r}")
         a, b = (v.type for v in self.operands)
-        if a != b or not isinstance(a, ScalarType) or a.kind not in "fc":
-            raise VerifyError(f"arith.cmpf: operand types {a}, {b}")
-        if a.is_complex and self.attrs["pred"] not in ("eq", "ne"):
-            raise VerifyError("arith.cmpf: complex numbers are only compared for (in)equality")
+        if a != b or not isinstance(a, ScalarType) or a.kind not in self.kinds:
+            raise VerifyError(f"{self.name}: operand types {a}, {b}")
 
 
-class CmpI(CmpF):
-    """``%b = arith.cmpi %x, %y {pred = "lt"} : i1`` (signed; on ``i1`` false < true)."""
+class CmpF(_Compare):
+    """``%b = arith.cmpf %x, %y {pred = "lt"} : i1`` (ordered; ``ne`` is true for NaN)."""
 
-    name = "arith.cmpi"
+    name = "arith.cmpf"
+    kinds = "fc"
     __slots__ = ()
 
     def verify(self):
-        SimpleOp.verify(self)
-        if self.attrs.get("pred") not in FLOAT_PREDICATES:
-            raise VerifyError(f"arith.cmpi: bad predicate {self.attrs.get('pred')!r}")
-        a, b = (v.type for v in self.operands)
-        if a != b or not isinstance(a, ScalarType) or a.kind not in "ib":
-            raise VerifyError(f"arith.cmpi: operand types {a}, {b}")
+        super().verify()
+        if self.operands[0].type.is_complex and self.attrs["pred"] not in ("eq", "ne"):
+            raise VerifyError("arith.cmpf: complex numbers are only compared for (in)equality")
+
+
+class CmpI(_Compare):
+    """``%b = arith.cmpi %x, %y {pred = "lt"} : i1`` (signed; on ``i1`` false < true)."""
+
+    name = "arith.cmpi"
+    kinds = "ib"
+    __slots__ = ()
 
 
 class Select(SimpleOp):

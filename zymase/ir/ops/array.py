@@ -46,8 +46,10 @@ class ArrayConst(SimpleOp):
     __slots__ = ()
 
 
-class Dim(SimpleOp):
-    name = "array.dim"
+class _AxisQuery(SimpleOp):
+    """An ``i64`` fact about one axis (``{axis = k}``) of an array (the base of ``Dim`` and
+    ``Stride``, which stay unrelated classes: ``isinstance(op, Dim)`` never means a stride)."""
+
     n_operands = 1
     traits = frozenset({PURE})
     __slots__ = ()
@@ -60,10 +62,15 @@ class Dim(SimpleOp):
         super().verify()
         t = self.operands[0].type
         if not isinstance(t, ArrayType) or not 0 <= self.attrs.get("axis", -1) < t.ndim:
-            raise VerifyError("array.dim: axis out of range")
+            raise VerifyError(f"{self.name}: axis out of range")
 
 
-class Stride(Dim):
+class Dim(_AxisQuery):
+    name = "array.dim"
+    __slots__ = ()
+
+
+class Stride(_AxisQuery):
     name = "array.stride"
     __slots__ = ()
 

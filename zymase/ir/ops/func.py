@@ -1,9 +1,13 @@
-"""``func``: calls and returns (``func.func`` itself is ``zymase.ir.core.Func``)."""
+"""``func``: functions, calls and returns.  ``func.func`` itself is ``zymase.ir.core.Func`` (the
+IR core builds on it); its text name is given here, with its dialect."""
 
 from __future__ import annotations
 
-from ..core import TERMINATOR
+from ..core import OPS, TERMINATOR, Func
 from .base import SimpleOp, VerifyError
+
+Func.name = "func.func"
+OPS[Func.name] = Func
 
 
 class Call(SimpleOp):
@@ -29,7 +33,7 @@ class Return(SimpleOp):
     def verify(self):
         super().verify()
         f = self.parent_op
-        if f is None or f.name != "func.func":
+        if not isinstance(f, Func):
             raise VerifyError("func.return outside a function body")
         got = [v.type for v in self.operands]
         if got != list(f.result_types):

@@ -129,7 +129,6 @@ class TapeMark(SimpleOp):
 
     @classmethod
     def infer(cls, operand_types, attrs):
-        from ..types import I64
         return [I64]
 
 

@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError, ZymaseIndexError, ZymaseTypeError
-from ..ir.core import Block, Region
-from ..ir.types import I64
-from .numpy import alloc, broadcast_to, copy_array, load, may_overlap, nest, store
-from .numpy_extra import check, operand, sdtype
-from .typing import Array, Scalar
+from ...errors import UnsupportedError, ZymaseIndexError, ZymaseTypeError
+from ...ir.core import Block, Region
+from ...ir.types import I64
+from ..emit import alloc, check, load, nest, store
+from ..typing import Array, Scalar
+from .arrays import broadcast_to, copy_array, may_overlap, operand, sdtype
 
 FULL = ("slice", None, None, None)
 

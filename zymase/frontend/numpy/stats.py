@@ -6,23 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir.types import F64, I64
-from .numpy import alloc, load, nest, store
-from .numpy_extra import (
-    METHODS,
-    REQUIRED,
-    as_array,
-    bind,
-    const_int,
-    is_none,
-    keep_dims,
-    norm_axis,
-    pop_keepdims,
-    register_all,
-    size_of,
-)
-from .typing import Array, Scalar
+from ...errors import UnsupportedError
+from ...ir.types import F64, I64
+from ..emit import alloc, load, nest, size_of, store
+from ..typing import Array, Scalar
+from .arrays import as_array
+from .params import REQUIRED, bind, const_int, is_none, norm_axis
+from .reductions import keep_dims, pop_keepdims
+from .registry import add_methods, register_all
 
 
 def over_lines(lw, a: Array, axis, rt, line):
@@ -136,5 +127,7 @@ def _count_nonzero(lw, args, kwargs, node):
 
 
 register_all({np.var: _var(False), np.std: _var(True), np.count_nonzero: _count_nonzero})
-METHODS["var"] = lambda lw, a, args, kwargs, node: _var(False)(lw, [a, *args], kwargs, node)
-METHODS["std"] = lambda lw, a, args, kwargs, node: _var(True)(lw, [a, *args], kwargs, node)
+add_methods({
+    "var": lambda lw, a, args, kwargs, node: _var(False)(lw, [a, *args], kwargs, node),
+    "std": lambda lw, a, args, kwargs, node: _var(True)(lw, [a, *args], kwargs, node),
+})

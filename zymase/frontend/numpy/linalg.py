@@ -12,27 +12,18 @@ import ast
 
 import numpy as np
 
-from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import F32, F64, I64
-from .numpy import alloc, array_binop, array_from_sequence, load, map_elements, nest, store
-from .numpy_extra import (
-    METHODS,
-    REQUIRED,
-    arith,
-    as_array,
-    bind,
-    check,
-    is_none,
-    keep_dims,
-    operand,
-    pop_keepdims,
-    register_all,
-    sdtype,
-    static,
-)
-from .numpy_shape import ravel
-from .reductions import result_dtype
-from .typing import Array, Scalar, Tup, result_type
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.types import F32, F64, I64
+from .. import library
+from ..emit import alloc, arith, check, load, nest, store
+from ..typing import Array, Scalar, Tup, result_type
+from .arrays import array_from_sequence, as_array, dtype_arg, map_elements, operand, sdtype
+from .copies import protect_copy
+from .operators import array_binop
+from .params import REQUIRED, bind, is_none, static
+from .reductions import keep_dims, pop_keepdims, result_dtype
+from .registry import add_methods, register_all
+from .shape import ravel
 
 INNER_MISMATCH = "matmul: inner dimensions of the operands do not match"
 
@@ -192,7 +183,6 @@ def _library_call(name, nargs):
         if arrays[0].type.ndim != 2 or (nargs == 2 and arrays[1].type.ndim > 2):
             raise lw.err(UnsupportedError, f"{fname}() is supported for one matrix (ndim 2; "
                          "stacks of matrices are not)", node)
-        from . import library
         out = lw.call_library(getattr(library, name), arrays, node)
         if all(x.type.dtype == F32 for x in arrays):  # NumPy keeps float32 (computed in double)
             out = map_elements(lw, [out], lambda v: Scalar(lw.b.cast(v.value, F32), False), F32,
@@ -301,8 +291,6 @@ def trace(lw, a, offset, dtype, node):
 
 
 def _dtype(lw, v, node):
-    from .numpy import dtype_arg
-
     return dtype_arg(lw, v, None, node)
 
 
@@ -338,7 +326,6 @@ def diagonal(lw, a, k, node) -> Array:
         )
 
     nest(lw, [n], body)
-    from .numpy_shape import protect_copy
     protect_copy(block, start, out, "diagonal")  # NumPy: a read-only view
     return out
 
@@ -370,8 +357,6 @@ def _diagonal(lw, args, kwargs, node):
 
 
 def eye(lw, n, m, k, dtype, node) -> Array:
-    from .numpy import dtype_arg
-
     t = dtype_arg(lw, None if is_none(dtype) else dtype, F64, node)
     rows = _size(lw, n, "N", node)
     cols = rows if is_none(m) else _size(lw, m, "M", node)
@@ -433,6 +418,8 @@ register_all(
         np.identity: _identity,
     }
 )
-METHODS["dot"] = lambda lw, a, args, kwargs, node: _dot(lw, [a, *args], kwargs, node)
-METHODS["trace"] = lambda lw, a, args, kwargs, node: _trace(lw, [a, *args], kwargs, node)
-METHODS["diagonal"] = lambda lw, a, args, kwargs, node: _diagonal(lw, [a, *args], kwargs, node)
+add_methods({
+    "dot": lambda lw, a, args, kwargs, node: _dot(lw, [a, *args], kwargs, node),
+    "trace": lambda lw, a, args, kwargs, node: _trace(lw, [a, *args], kwargs, node),
+    "diagonal": lambda lw, a, args, kwargs, node: _diagonal(lw, [a, *args], kwargs, node),
+})

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import I1, I64, ArrayType
-from .typing import Array, ListVal, PyObj, Scalar, Struct, Tup, TupList
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.types import I1, I64, ArrayType
+from ..emit import finite_to_int
+from ..numpy.arrays import array_from_sequence, assign_into, list_to_array
+from ..numpy.complex import complex_part
+from ..numpy.fancy import fancy_read, fancy_write
+from ..typing import Array, ListVal, PyObj, Scalar, Struct, Tup, TupList
 
 
 class IndexingMixin:
@@ -43,7 +47,6 @@ class IndexingMixin:
         if name == "dtype":
             return PyObj(a.type.dtype.np_dtype)
         if name in ("real", "imag"):
-            from .numpy import complex_part
             return complex_part(self, a, name, node)
         return None
 
@@ -65,7 +68,6 @@ class IndexingMixin:
             return self.newaxis_view(base, elts, node)
         items = self.parse_index(node.slice)
         if any(kind == "array" for kind, *_ in items):
-            from .numpy import fancy_read
             return fancy_read(self, base, items, node)
         return self.view_or_load(base, items, node)
 
@@ -167,11 +169,9 @@ class IndexingMixin:
                 continue
             v = self.expr(e)
             if isinstance(v, TupList) and all(isinstance(x, Scalar) for x in v.items):
-                from .numpy import array_from_sequence  # a[[0, 2, 2]]: an index array
-                v = array_from_sequence(self, v, e)
+                v = array_from_sequence(self, v, e)  # a[[0, 2, 2]]: an index array
             elif isinstance(v, ListVal):
-                from .numpy import list_to_array  # a list built with append
-                v = list_to_array(self, v)
+                v = list_to_array(self, v)  # a list built with append
             if isinstance(v, Array):
                 items.append(("array", v))
             elif isinstance(v, Scalar):
@@ -308,7 +308,6 @@ class IndexingMixin:
             raise self.err(ZymaseTypeError, f"cannot assign into {self.describe(base)}", target)
         items = self.parse_index(target.slice)
         if any(kind == "array" for kind, *_ in items):
-            from .numpy import fancy_write
             return fancy_write(self, base, items, value, target)
         nd = base.type.ndim
         if len(items) == nd and all(k == "int" for k, *_ in items):
@@ -317,7 +316,6 @@ class IndexingMixin:
             self.b.create("array.store", [v, base.value, *idx])
             return
         view = Array(self.subview(base, items, target))
-        from .numpy import assign_into
         assign_into(self, view, value, target)
 
     def to_dtype(self, value, dtype, node):
@@ -327,7 +325,7 @@ class IndexingMixin:
         if value.type.is_complex and not dtype.is_complex:
             raise self.err(ZymaseTypeError, "cannot store a complex value into a real array", node)
         if value.type.is_inexact and dtype.is_int:  # as NumPy: NaN raises ValueError, inf and
-            from .calls import finite_to_int  # floats past the dtype's range OverflowError
+            # floats past the dtype's range OverflowError
             return finite_to_int(self, value, dtype)
         if value.type.is_int and dtype.is_int and dtype.bits < value.type.bits:
             # an integer stored into an element must fit: NumPy raises OverflowError (it

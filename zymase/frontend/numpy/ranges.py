@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import F64, I64
-from .numpy import alloc, dtype_arg, nest, store
-from .numpy_extra import (
-    REQUIRED,
-    arith,
-    bind,
-    check,
-    is_none,
-    operand,
-    register_all,
-    sdtype,
-    static,
-)
-from .typing import Array, Scalar, Tup, result_type
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.types import F64, I64
+from ..emit import alloc, arith, check, nest, store
+from ..typing import Array, Scalar, Tup, result_type
+from .arrays import dtype_arg, operand, sdtype
+from .params import REQUIRED, bind, is_none, static
+from .registry import register_all
 
 
 def _real_scalar(lw, v, what, node) -> Scalar:

@@ -1,23 +1,25 @@
-"""Expressions: names, constants, attributes, operators, comparisons, calls.
+"""Expressions: names, constants, attributes, operators, comparisons.
 
 Scalar arithmetic follows Python for Python scalars and NumPy 2 when a NumPy scalar is involved
 (see ``typing.result_type``).  Division or modulo of two Python scalars by zero raises
 ZeroDivisionError like CPython; NumPy scalars give inf/nan like NumPy.  Array operands are
-handed to ``numpy.py``; subscripts to ``indexing.py``; calls go through ``calls.CALLS`` (builtins,
-``math``, NumPy) or compile the called Python function.
+handed to ``numpy/operators.py`` (``a @ b`` to ``numpy/linalg.py``); subscripts to
+``indexing.py``; calls to ``calls.py``.
 """
 
 from __future__ import annotations
 
 import ast
-import inspect
+import operator
 
 import numpy as np
 
-from ..errors import UnsupportedError, ZymaseTypeError
-from ..ir.types import C128, F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
-from .indexing import IndexingMixin
-from .typing import (
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.types import F64, I1, I64, ArrayType, scalar_from_dtype
+from ..numpy import linalg, operators
+from ..scan import local_names
+from ..typing import (
+    EMPTY_LIST,
     UNDEF,
     Array,
     FVal,
@@ -27,10 +29,13 @@ from .typing import (
     Struct,
     SType,
     Tup,
+    TupList,
     python_scalar_stype,
     result_type,
     stype,
 )
+from .calls import BoundMethod, CallMixin
+from .indexing import IndexingMixin
 
 # ast operator -> (float op, int op); None means "not defined for that kind"
 ARITH = {
@@ -54,27 +59,22 @@ SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv:
 
 
 class NumpyDelegates:
-    """Methods of FunctionLowerer that hand array work to ``numpy.py``."""
+    """Methods of FunctionLowerer that hand array work to ``numpy/``."""
 
     def array_binop(self, op, a, b, node):
-        from .numpy import array_binop
-        return array_binop(self, op, a, b, node)
+        return operators.array_binop(self, op, a, b, node)
 
     def array_unary(self, op, a, node):
-        from .numpy import array_unary
-        return array_unary(self, op, a, node)
+        return operators.array_unary(self, op, a, node)
 
     def array_compare(self, pred, a, b, node):
-        from .numpy import array_compare
-        return array_compare(self, pred, a, b, node)
+        return operators.array_compare(self, pred, a, b, node)
 
     def inplace_binop(self, op, target, value, node):
-        from .numpy import inplace_binop
-        return inplace_binop(self, op, target, value, node)
+        return operators.inplace_binop(self, op, target, value, node)
 
     def matmul(self, a, b, node):
-        from .numpy_extra import matmul
-        return matmul(self, a, b, node)
+        return linalg.matmul(self, a, b, node)
 
     def scalar_binop_type(self, opk, st):
         """The element type of ``x <op> y`` for operands of promoted type ``st``."""
@@ -96,14 +96,7 @@ class NumpyDelegates:
                                 self.b.cast(x.value, t)), x.weak)
 
 
-class BoundMethod:
-    """``obj.name`` for an array/list/scalar ``obj``, waiting to be called."""
-
-    def __init__(self, obj: FVal, name: str):
-        self.obj, self.name = obj, name
-
-
-class ExprLowerer(IndexingMixin, NumpyDelegates):
+class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     """Mixin of FunctionLowerer: expression lowering."""
 
     def expr(self, node) -> FVal:
@@ -168,7 +161,6 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
     def local_names(self) -> frozenset:
         names = getattr(self, "_locals", None)
         if names is None:
-            from .scan import local_names
             names = self._locals = local_names(self.src.tree)
         return names
 
@@ -245,10 +237,9 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
 
     def expr_List(self, node):
         if not node.elts:
-            from .typing import EMPTY_LIST
             return EMPTY_LIST
-        from .typing import TupList  # read like a tuple, but an index list where NumPy says so
-        return TupList(tuple(self.expr(e) for e in node.elts))
+        return TupList(  # read like a tuple, but an index list where NumPy says so
+            tuple(self.expr(e) for e in node.elts))
 
     # ------------------------------------------------------------------ attributes
     def expr_Attribute(self, node):
@@ -574,80 +565,8 @@ class ExprLowerer(IndexingMixin, NumpyDelegates):
         return self.lower_if_value(cond, lambda: self.expr(node.body),
                                    lambda: self.expr(node.orelse), node)
 
-    # ------------------------------------------------------------------ calls
-    def expr_Call(self, node):
-        from .calls import call_object
-
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            raise self.err(UnsupportedError, "*args and **kwargs in calls are not supported", node)
-        f = self.expr(node.func)
-        if not isinstance(f, PyObj):
-            raise self.err(ZymaseTypeError, f"{self.describe(f)} is not callable", node)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        return call_object(self, f.obj, args, kwargs, node)
-
-    def bind_params(self, fn, args, kwargs, node):
-        sig = inspect.signature(fn)
-        kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        if any(p.kind in kinds for p in sig.parameters.values()):
-            raise self.err(UnsupportedError, f"calling `{fn.__name__}`: functions with *args or "
-                           "**kwargs parameters are not supported", node)
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise self.err(ZymaseTypeError, f"bad call to {fn.__name__}: {e}", node) from None
-        params = []
-        for name, p in inspect.signature(fn).parameters.items():
-            if name in bound.arguments:
-                params.append(bound.arguments[name])
-            elif p.default is not inspect.Parameter.empty:
-                params.append(self.pyvalue(p.default, node))
-        return params
-
-    def call_custom(self, cf, args, kwargs, node):
-        """A call to a ``custom_jvp``/``custom_vjp`` function: its rules are lowered beside it
-        (see frontend/custom_rules.py) and the call stays a call until differentiation."""
-        from .custom_rules import lower_rules
-        params = self.bind_params(cf.fn, args, kwargs, node)
-        callee, result = self.mod.specialize(cf.fn, params, self.src.loc(node))
-        lower_rules(self, cf, callee, params, result, node)
-        return self.emit_call(callee, params, result)
-
-    def call_user(self, fn, args, kwargs, node):
-        """Call a plain Python function: compile it for these argument types and emit func.call."""
-        params = self.bind_params(fn, args, kwargs, node)
-        callee, result = self.mod.specialize(fn, params, self.src.loc(node))
-        return self.emit_call(callee, params, result)
-
-    def call_library(self, fn, args, node):
-        """Call a routine of ``library.py``: compiled like a helper, and marked so that its
-        ops take the caller's location when inlined (errors name the user's line)."""
-        out = self.call_user(fn, args, {}, node)
-        call = next(op for op in reversed(self.b.block.ops) if op.name == "func.call")
-        self.mod.module[str(call.attrs["callee"])].attrs["library"] = True
-        return out
-
-    def emit_call(self, callee, params, result):
-        flat_args = [v for p in params for v in _flat(p)]
-        from ..ir.printer import Symbol
-        op = self.b.create("func.call", flat_args, [v.type for v in _flat(result)],
-                           {"callee": Symbol(callee)})
-        from .typing import rebuild
-        return rebuild(result, list(op.results)) if result is not None else PyObj(None)
-
-
-def _flat(v):
-    from .typing import flatten
-    return flatten(v) if v is not None else []
-
 
 def _py_compare(opk, a, b):
-    import operator
     ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Gt: operator.gt, ast.GtE: operator.ge}
     return bool(ops[opk](a, b))
-
-
-_ = (C128, ScalarType)

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .numpy import alloc, load, nest, store
-from .numpy_extra import METHODS, REQUIRED, as_array, bind, is_none, register_all, static
-from .typing import Array, PyObj
+from ...errors import UnsupportedError
+from ..emit import alloc, load, nest, store
+from ..library import argsort_stable, median
+from ..typing import Array, PyObj
+from .arrays import as_array
+from .params import REQUIRED, bind, is_none, static
+from .registry import add_methods, register_all
+from .shape import ravel
 
 KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -45,7 +49,6 @@ def _one_dim(lw, a, axis, fname, node) -> Array:
 
 
 def argsort(lw, a: Array, node) -> Array:
-    from .library import argsort_stable
     return lw.call_library(argsort_stable, [a], node)
 
 
@@ -95,11 +98,9 @@ def _np_median(lw, args, kwargs, node):
     if not is_none(p["axis"]):
         a = _one_dim(lw, a, p["axis"], "np.median(axis=...)", node)
     if a.type.ndim != 1:
-        from .numpy_shape import ravel
         a = ravel(lw, a)
-    from .library import median
     return lw.call_library(median, [a], node)
 
 
 register_all({np.argsort: _np_argsort, np.sort: _np_sort, np.median: _np_median})
-METHODS.update({"argsort": _m_argsort, "sort": _m_sort})
+add_methods({"argsort": _m_argsort, "sort": _m_sort})

@@ -1,22 +1,25 @@
-"""What a call means: a table from Python objects (builtins, ``math`` functions, NumPy functions)
-to handlers, and the fallback that compiles a called plain Python function.
-
-A handler is ``handler(lw, args, kwargs, node) -> FVal``; ``@register(obj, ...)`` adds one.
-NumPy handlers live in ``numpy.py`` and register here too.
+"""Python's builtins (``abs``, ``min``/``max``, ``int``/``float``/``bool``/``complex``,
+``round``, ``len``, ``pow``, ``sum``, ``divmod``) and the ``math`` module in compiled code, as
+handlers ``handler(lw, args, kwargs, node) -> FVal`` in the registry (``numpy/registry.py``).
+The arguments of a builtin are bound as Python binds them (``SIGNATURES``) before its handler
+runs.  ``zymase.checkpoint(helper)`` is read here too.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
 import math
-import types
 
-from ..checkpointing import Checkpointed, checkpoint
-from ..errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
-from ..ir.types import F64, I1, I64
-from .typing import Array, ListVal, PyObj, Scalar, Tup, result_type, stype
-
-CALLS: dict = {}
+from ...checkpointing import Checkpointed, checkpoint
+from ...errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
+from ...ir.types import F64, I1, I64
+from ..emit import finite_to_int, load, nest
+from ..numpy.arrays import list_to_array
+from ..numpy.reductions import reduce_all, reduce_axis0
+from ..numpy.registry import register, register_all
+from ..numpy.ufuncs import elementwise_unary
+from ..typing import Array, EmptyList, ListVal, PyObj, Scalar, Tup, result_type, stype
 
 # math function -> IR op (all take and return Python floats)
 MATH_UNARY = {
@@ -34,44 +37,6 @@ MATH_BINARY = {math.pow: "math.pow", math.atan2: "math.atan2", math.hypot: "math
 MATH_TO_INT = {math.floor: "math.floor", math.ceil: "math.ceil", math.trunc: "math.trunc"}
 MATH_PREDICATES = {math.isnan: "math.isnan", math.isinf: "math.isinf",
                    math.isfinite: "math.isfinite"}
-
-
-def register(*objs):
-    def deco(fn):
-        for o in objs:
-            CALLS[o] = fn
-        return fn
-    return deco
-
-
-def call_object(lw, obj, args, kwargs, node):
-    from .exprs import BoundMethod
-
-    if isinstance(obj, BoundMethod):
-        from .numpy import call_method
-        return call_method(lw, obj.obj, obj.name, args, kwargs, node)
-    try:
-        handler = CALLS.get(obj)
-    except TypeError:
-        handler = None
-    if handler is not None:
-        if obj in SIGNATURES:  # a builtin: bind its arguments as Python does
-            args, kwargs = bind_builtin(lw, obj, args, kwargs, node), {}
-        return handler(lw, args, kwargs, node)
-    if getattr(obj, "__zymase_custom__", False):
-        return lw.call_custom(obj, args, kwargs, node)
-    if getattr(obj, "__zymase_checkpoint__", False):  # kept a call until reverse mode
-        out = lw.call_user(obj.fn, args, kwargs, node)
-        call = lw.b.block.ops[-1]
-        callee = lw.mod.module[str(call.attrs["callee"])]
-        callee.attrs["noinline"] = callee.attrs["checkpoint_call"] = True
-        return out
-    if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
-        return lw.call_user(obj, args, kwargs, node)
-    name = getattr(obj, "__qualname__", None) or repr(obj)
-    mod = getattr(obj, "__module__", None)
-    full = f"{mod}.{name}" if mod and mod != "builtins" else name
-    raise lw.err(UnsupportedError, f"calling `{full}` is not supported in compiled code", node)
 
 
 def _zero(lw):
@@ -145,22 +110,6 @@ def as_float(lw, v, node, fname) -> Scalar:
     return Scalar(lw.b.cast(v.value, F64), True)
 
 
-def finite_to_int(lw, x: Scalar, t=I64):
-    """``int(x)`` of a float: NaN raises ValueError and infinity OverflowError, as in Python;
-    so does a float past the integer's range (Python's ints grow, ours are 64-bit: a saturated
-    or wrapped value would be silently wrong)."""
-    v = x.value
-    lw.b.create("rt.assert", [lw.b.op("arith.cmpf", v, v, pred="eq")], [],
-                {"kind": "ValueError", "msg": "cannot convert float NaN to integer"})
-    limit = float(2 ** (t.bits - 1))  # exact in f32 and f64
-    fits = lw.b.op("arith.andi", lw.b.op("arith.cmpf", v, lw.b.const(-limit, v.type), pred="ge"),
-                   lw.b.op("arith.cmpf", v, lw.b.const(limit, v.type), pred="lt"))
-    lw.b.create("rt.assert", [fits], [], {
-        "kind": "OverflowError",
-        "msg": f"cannot convert a float this large to an integer (zymase's ints are {t.bits}-bit)"})
-    return lw.b.cast(v, t)
-
-
 def _math_unary(op):
     def h(lw, args, kwargs, node):
         no_kwargs(lw, kwargs, node, op)
@@ -198,13 +147,13 @@ def _math_predicate(op):
 
 
 for _f, _op in MATH_UNARY.items():
-    CALLS[_f] = _math_unary(_op)
+    register_all({_f: _math_unary(_op)})
 for _f, _op in MATH_BINARY.items():
-    CALLS[_f] = _math_binary(_op)
+    register_all({_f: _math_binary(_op)})
 for _f, _op in MATH_TO_INT.items():
-    CALLS[_f] = _math_to_int(_op)
+    register_all({_f: _math_to_int(_op)})
 for _f, _op in MATH_PREDICATES.items():
-    CALLS[_f] = _math_predicate(_op)
+    register_all({_f: _math_predicate(_op)})
 
 
 def _arity(lw, args, n, node, name):
@@ -239,7 +188,6 @@ def _degrees(lw, args, kwargs, node):
 def _abs(lw, args, kwargs, node):
     v = args[0]
     if isinstance(v, Array):
-        from .numpy import elementwise_unary
         return elementwise_unary(lw, "abs", v, node)
     if not isinstance(v, Scalar):
         raise lw.err(ZymaseTypeError, f"bad operand for abs(): {lw.describe(v)}", node)
@@ -259,7 +207,6 @@ def _minmax(is_max):
             if isinstance(v, Tup):
                 args = list(v.items)
             else:
-                from .numpy import reduce_all
                 return reduce_all(lw, "max" if is_max else "min", v, node, python=True)
         if not all(isinstance(a, Scalar) for a in args):
             raise lw.err(ZymaseTypeError, "min()/max() of several arguments needs scalars", node)
@@ -273,8 +220,7 @@ def _minmax(is_max):
     return h
 
 
-CALLS[builtins.max] = _minmax(True)
-CALLS[builtins.min] = _minmax(False)
+register_all({builtins.max: _minmax(True), builtins.min: _minmax(False)})
 
 
 @register(builtins.int)
@@ -393,7 +339,6 @@ def _len(lw, args, kwargs, node):
         return lw.const_int(len(v.items))
     if isinstance(v, ListVal):
         return Scalar(v.length, True)
-    from .typing import EmptyList
     if isinstance(v, EmptyList):
         return lw.const_int(0)
     raise lw.err(ZymaseTypeError, f"len() of {lw.describe(v)}", node)
@@ -401,7 +346,6 @@ def _len(lw, args, kwargs, node):
 
 @register(builtins.pow)
 def _pow(lw, args, kwargs, node):
-    import ast
     if len(args) != 2 or kwargs:
         raise lw.err(UnsupportedError, "pow() takes two arguments in compiled code (pow(a, b, m) "
                      "with a modulus is not supported)", node)
@@ -412,18 +356,14 @@ def _pow(lw, args, kwargs, node):
 def _sum(lw, args, kwargs, node):
     v = args[0]
     if isinstance(v, ListVal):  # Python's order: ((start + l[0]) + l[1]) + ...
-        from .numpy import list_to_array
         v = list_to_array(lw, v)
         args = [v, args[1] if len(args) > 1 else lw.const_int(0)]
     if isinstance(v, Tup):
-        import ast
         out = args[1] if len(args) > 1 else lw.const_int(0)
         for x in v.items:
             out = lw.binop(ast.Add(), out, x, node)
         return out
-    import ast
 
-    from .numpy import load, nest, reduce_axis0
     if len(args) > 1 and isinstance(v, Array) and v.type.ndim == 1:
         # Python adds from start on, one element at a time: ((start + a[0]) + a[1]) + ...
         first = lw.binop(ast.Add(), args[1], Scalar(load(lw, v, [lw.b.i64(0)]), False), node)
@@ -447,7 +387,6 @@ def _sum(lw, args, kwargs, node):
 
 @register(builtins.divmod)
 def _divmod(lw, args, kwargs, node):
-    import ast
     a, b = args
     return Tup((lw.binop(ast.FloorDiv(), a, b, node), lw.binop(ast.Mod(), a, b, node)))
 
@@ -463,9 +402,6 @@ def _isinstance(lw, args, kwargs, node):
     raise lw.err(UnsupportedError, "isinstance() is not supported in compiled code", node)
 
 
-_ = (PyObj,)
-
-
 def _checkpoint_call(lw, args, kwargs, node):
     """``zymase.checkpoint(helper)`` in compiled code: the marked helper, called later (a
     loop's ``zymase.checkpoint(range(...))`` is read by the ``for`` statement instead)."""
@@ -475,4 +411,4 @@ def _checkpoint_call(lw, args, kwargs, node):
                  "function (or, as a for loop's iterable, a range)", node)
 
 
-CALLS[checkpoint] = _checkpoint_call
+register_all({checkpoint: _checkpoint_call})

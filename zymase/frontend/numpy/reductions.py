@@ -1,13 +1,20 @@
 """Reductions over arrays: sum, prod, max, min, mean, argmax, argmin, any, all (all elements or
 along one axis), with NumPy's result types and NaN behaviour (max/min/argmax/argmin propagate or
-point at the first NaN; max/min of an empty array raise ValueError)."""
+point at the first NaN; max/min of an empty array raise ValueError); their keywords (``axis=``,
+``keepdims=``; ``dtype=``/``out=`` are refused rather than ignored) as functions and as methods;
+and Python's builtin ``max``/``min`` of an array."""
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
-from ..ir.types import C64, C128, F32, F64, I1, I64
-from .numpy import alloc, load, nest, store
-from .typing import Array, Scalar
+import numpy as np
+
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.types import C64, C128, F32, F64, I1, I64, ArrayType
+from ..emit import alloc, load, nest, store
+from ..typing import Array, ListVal, Scalar
+from .arrays import as_operand, list_to_array
+from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
+from .registry import add_methods, register_all
 
 IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 WIDER = {F32: F64, C64: C128}  # accumulator types of float32/complex64 sums
@@ -85,7 +92,6 @@ def python_extremum(lw, kind, a: Array, node):
     each later one that compares greater (smaller).  With NaNs the answer depends on where they
     are, as in CPython (``max([1, nan, 2])`` is 2, ``max([nan, 1])`` is nan); ``np.max``
     propagates NaN instead."""
-    from ..errors import ZymaseTypeError
     if a.type.ndim != 1:
         raise lw.err(ZymaseTypeError, f"{kind}() of a {a.type.ndim}-d array compares its rows, "
                      "which Python refuses (ambiguous truth value): use np." + kind, node)
@@ -149,3 +155,145 @@ def _extremum(lw, kind, a, loop_dims, to_index):
 
     best, best_i, _ = nest(lw, loop_dims, body, [first, b.i64(0), b.i64(0)])
     return best if kind in ("max", "min") else best_i
+
+
+# ---------------------------------------------------------------------- the NumPy functions
+
+
+def reduce_all(lw, kind, v, node, axis=None, python=False):
+    """sum/prod/max/min/mean/argmax/argmin of an array (all elements or along ``axis``)."""
+    if isinstance(v, Scalar):
+        return v
+    if isinstance(v, ListVal):
+        v = list_to_array(lw, v)
+    if not isinstance(v, Array):
+        raise lw.err(ZymaseTypeError, f"cannot reduce {lw.describe(v)}", node)
+    if python and kind in ("max", "min"):
+        return python_extremum(lw, kind, v, node)
+    return reduce_array(lw, kind, v, axis, node)
+
+
+def reduce_axis0(lw, kind, v, node):
+    if isinstance(v, Array) and v.type.ndim > 1:
+        return reduce_all(lw, kind, v, node, axis=0)
+    return reduce_all(lw, kind, v, node)
+
+
+def _reducer(kind):
+    def h(lw, args, kwargs, node):
+        axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
+        ax = None if axis is None else lw.constant_of(axis)
+        if axis is not None and not isinstance(ax, int):
+            raise lw.err(UnsupportedError, "axis= must be a constant integer", node)
+        return reduce_all(lw, kind, as_operand(lw, args[0], node), node, ax)
+    return h
+
+
+def _checked_reducer(original, fname):
+    """The reducer of numpy.py with its keywords checked: ``keepdims=`` is honoured,
+    ``dtype=...`` and ``out=...`` are refused instead of being ignored."""
+
+    def h(lw, args, kwargs, node):
+        kwargs, keep = pop_keepdims(lw, kwargs, fname, node)
+        b = bind(
+            lw,
+            fname,
+            args,
+            kwargs,
+            node,
+            [("a", REQUIRED), ("axis", None)],
+            {"out": None, "dtype": None},
+        )
+        axis = _axis_kw(lw, b["axis"], node)
+        r = original(lw, [b["a"]], axis, node)
+        return keep_dims(lw, r, b["a"], b["axis"], node) if keep else r
+
+    return h
+
+
+def _checked_method(original, name):
+    def m(lw, a, args, kwargs, node):
+        kwargs, keep = pop_keepdims(lw, kwargs, f"ndarray.{name}", node)
+        b = bind(
+            lw,
+            f"ndarray.{name}",
+            args,
+            kwargs,
+            node,
+            [("axis", None)],
+            {"out": None, "dtype": None},
+        )
+        r = original(lw, a, [], _axis_kw(lw, b["axis"], node), node)
+        return keep_dims(lw, r, a, b["axis"], node) if keep else r
+
+    return m
+
+
+def pop_keepdims(lw, kwargs, fname, node):
+    """(the other keywords, the value of ``keepdims=``: a bool known at compile time)."""
+    if "keepdims" not in kwargs:
+        return kwargs, False
+    rest = dict(kwargs)
+    k = static(lw, rest.pop("keepdims"))
+    if not isinstance(k, (bool, np.bool_)):
+        raise lw.err(UnsupportedError, f"{fname}(keepdims=...) must be True or False, known at "
+                     "compile time", node)
+    return rest, bool(k)
+
+
+def keep_dims(lw, r, a, axis, node):
+    """The reduction ``r`` of ``a`` with the reduced axis kept as a length-1 axis (all axes
+    for ``axis=None``), as NumPy's ``keepdims=True``: a view of a fresh result."""
+    if not isinstance(a, Array):
+        return r  # a scalar's reduction is the scalar, and keepdims keeps it 0-d
+    nd = a.type.ndim
+    b = lw.b
+    if is_none(axis):
+        r = r if isinstance(r, Scalar) else Scalar(load(lw, r, []))
+        out = alloc(lw, r.type, [b.i64(1)] * nd)
+        store(lw, r.value, out, [b.i64(0)] * nd)
+        return out
+    if nd == 1:  # reduced to a scalar
+        out = alloc(lw, r.type, [b.i64(1)])
+        store(lw, r.value, out, [b.i64(0)])
+        return out
+    k = norm_axis(lw, const_int(lw, axis, "axis=", node), nd, node)
+    if r.type.layout != "C":
+        copy = alloc(lw, r.type.dtype, lw.dims(r))
+        nest(lw, lw.dims(r), lambda idx, acc: store(lw, load(lw, r, idx), copy, idx))
+        r = copy
+    dims = lw.dims(r)
+    dims = dims[:k] + [b.i64(1)] + dims[k:]
+    t = ArrayType(r.type.dtype, nd, "C")
+    return Array(b.create("array.reshape", [r.value, *dims], [t]).result)
+
+
+def _axis_kw(lw, axis, node):
+    if is_none(axis):
+        return {}
+    return {"axis": lw.const_int(const_int(lw, axis, "axis=", node))}
+
+
+REDUCER_NAMES = {
+    np.sum: "sum",
+    np.prod: "prod",
+    np.max: "max",
+    np.amax: "max",
+    np.min: "min",
+    np.amin: "min",
+    np.mean: "mean",
+    np.argmax: "argmax",
+    np.argmin: "argmin",
+    np.any: "any",
+    np.all: "all",
+}
+
+
+def _method(kind):
+    return lambda lw, a, args, kwargs, node: _reducer(kind)(lw, [a, *args], kwargs, node)
+
+
+register_all({f: _checked_reducer(_reducer(kind), f"np.{f.__name__}")
+              for f, kind in REDUCER_NAMES.items()})
+add_methods({kind: _checked_method(_method(kind), kind)
+             for kind in dict.fromkeys(REDUCER_NAMES.values())})

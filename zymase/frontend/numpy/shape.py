@@ -5,33 +5,30 @@
 writing through the result changes the original.  Of an array that may not be contiguous (a
 slice, a transpose) they copy, where NumPy views when the strides allow it; writing into such a
 copy (where NumPy might have written into the original) is refused at compile time
-(``check_reshape_copies``), so the difference never shows.
+(``copies.py``), so the difference never shows.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedError, ZymaseTypeError
-from ..ir.types import I64, ArrayType
-from .numpy import alloc, array_from_sequence, dtype_arg, load, nest, shape_arg, store
-from .numpy_extra import (
-    METHODS,
-    REQUIRED,
-    arith,
+from ...errors import ShapeError, UnsupportedError, ZymaseTypeError
+from ...ir.types import I64, ArrayType
+from ..emit import alloc, arith, check, load, nest, size_of, store
+from ..typing import Array, Scalar, Tup
+from .arrays import (
+    array_from_sequence,
     as_array,
-    bind,
-    check,
+    broadcast_to,
     common_type,
-    const_int,
-    is_none,
-    norm_axis,
+    dtype_arg,
     operand,
-    register_all,
-    size_of,
+    shape_arg,
 )
+from .copies import protect_copy
+from .params import REQUIRED, bind, const_int, is_none, norm_axis
 from .reductions import result_dtype
-from .typing import Array, Scalar, Tup
+from .registry import add_methods, register_all
 
 # ---------------------------------------------------------------------- reshaping copies
 
@@ -76,84 +73,6 @@ def reshaped(lw, a: Array, dims) -> Array:
     block, n = lw.b.block, len(lw.b.block.ops)
     out = reshape_copy(lw, a, dims)
     protect_copy(block, n, out, "reshape")
-    return out
-
-
-# what writing into a protected copy would have done in NumPy
-PROTECTED = {
-    "reshape": "writing into the result of `reshape`/`ravel` of an array that may not be "
-               "contiguous (a slice or a transpose): NumPy returns a view when the strides allow "
-               "it (the write would change the original), zymase copies; write into an explicit "
-               "copy (`.reshape(...).copy()`) or into the original",
-    "contiguous": "writing into the result of `np.ascontiguousarray`/`np.asarray(order='C')` of "
-                  "a slice or transpose: NumPy returns a view when the array happens to be "
-                  "contiguous, zymase copies; write into an explicit copy (`.copy()`)",
-    "diagonal": "writing into the result of `np.diag`/`np.diagonal` of a matrix: NumPy returns "
-                "a read-only view (the write raises ValueError there), zymase copies; write into "
-                "an explicit copy (`np.diag(m).copy()`)",
-}
-
-
-def protect_copy(block, start: int, out: Array, kind: str) -> None:
-    """Mark ``out`` (made by the ops of ``block`` from index ``start`` on) as a copy where NumPy
-    returns a view: ``check_reshape_copies`` refuses writes into it (its own filling apart)."""
-    out.value.op.attrs["protected_copy"] = kind
-    for op in block.ops[start:]:
-        for inner in op.walk():
-            if inner.name == "array.store" and inner.operands[1] is out.value:
-                inner.attrs["copy_fill"] = True
-
-
-def check_reshape_copies(module) -> None:
-    """Refuse writes into the copies made where NumPy returns a view (see PROTECTED): the
-    ``reshape``/``ravel`` of a possibly non-contiguous array, the diagonal of a matrix."""
-    from ..ir.roots import array_roots
-    written = _written_params(module)
-    for func in module:
-        copies = [op for op in func.walk() if op.name == "array.alloc"
-                  and op.attrs.get("protected_copy")]
-        if not copies:
-            continue
-        roots = array_roots(func)
-        bufs = {op.result: op for op in copies}
-        for op in func.walk():
-            if op.attrs.get("copy_fill"):
-                continue
-            targets = _written_operands(op, written)
-            hit = next((r for t in targets for r in roots.get(t, ()) if r in bufs), None)
-            if hit is not None:
-                raise UnsupportedError(PROTECTED[bufs[hit].attrs["protected_copy"]], op.loc)
-
-
-def _written_operands(op, written: dict) -> list:
-    """The array operands ``op`` may write (a call: those its callee writes, per ``written``;
-    all of them when the callee is unknown)."""
-    from ..ir.roots import WRITTEN
-    if op.name in WRITTEN:
-        return [op.operands[i] for i in WRITTEN[op.name]]
-    if op.name == "func.call":
-        w = written.get(str(op.attrs.get("callee")))
-        return [v for k, v in enumerate(op.operands)
-                if isinstance(v.type, ArrayType) and (w is None or k in w)]
-    return []
-
-
-def _written_params(module) -> dict:
-    """Function name -> indices of the array parameters it may write (through calls too)."""
-    from ..ir.roots import array_roots
-    out = {f.sym_name: set() for f in module}
-    changed = True
-    while changed:
-        changed = False
-        for func in module:
-            roots = array_roots(func)
-            args = {a: k for k, a in enumerate(func.args)}
-            for op in func.walk():
-                targets = _written_operands(op, out)
-                new = {args[r] for t in targets for r in roots.get(t, ()) if r in args}
-                if not new <= out[func.sym_name]:
-                    out[func.sym_name] |= new
-                    changed = True
     return out
 
 
@@ -341,7 +260,6 @@ def _atleast(lw, seq, nd, fname, node):
         if isinstance(x, Scalar):
             x = array_from_sequence(lw, Tup((x,)), node)
         if x.type.ndim < nd:
-            from .numpy import broadcast_to
 
             x = broadcast_to(lw, x, [lw.b.i64(1)] * (nd - x.type.ndim) + lw.dims(x))
         out.append(x)
@@ -532,7 +450,7 @@ register_all(
         np.cumprod: _accumulator("prod"),
     }
 )
-METHODS.update(
+add_methods(
     {
         "reshape": _m_reshape,
         "ravel": _m_ravel,

@@ -1,0 +1,92 @@
+"""IR building blocks shared by the lowering of statements, expressions and NumPy calls: loop
+nests over buffers, allocation, element loads and stores, run-time checks, typed arithmetic and
+Python's checked float -> int conversion.  Imports nothing of the frontend but ``typing``."""
+
+from __future__ import annotations
+
+from ..ir.core import Block, Region
+from ..ir.types import I64, ArrayType, ScalarType
+from .typing import Array, Scalar
+
+# ---------------------------------------------------------------------- loop nests and buffers
+
+
+def nest(lw, dims, body, carried=()):
+    """Emit nested ``scf.for`` over ``dims``; ``body(idx, acc) -> new acc`` (lists of Values).
+    Returns the final carried values."""
+    b = lw.b
+    if not dims:
+        return list(body([], list(carried)) or [])
+
+    def level(k, acc):
+        blk = Block([I64, *[v.type for v in acc]])
+        with b.at(blk):
+            iv, cur = blk.args[0], list(blk.args[1:])
+            idx_stack.append(iv)
+            if k + 1 == len(dims):
+                out = body(list(idx_stack), cur) or []
+            else:
+                out = level(k + 1, cur)
+            idx_stack.pop()
+            b.yield_(*out)
+        op = b.create("scf.for", [b.i64(0), dims[k], b.i64(1), *acc], [v.type for v in acc],
+                      regions=[Region([blk])])
+        return list(op.results)
+
+    idx_stack: list = []
+    return level(0, list(carried))
+
+
+def alloc(lw, dtype: ScalarType, dims, init="none") -> Array:
+    t = ArrayType(dtype, len(dims), "C")
+    return Array(lw.b.create("array.alloc", list(dims), [t], {"init": init}).result)
+
+
+def load(lw, a: Array, idx):
+    return lw.b.op("array.load", a.value, *idx)
+
+
+def store(lw, v, a: Array, idx):
+    lw.b.create("array.store", [v, a.value, *idx])
+
+
+def size_of(lw, dims):
+    n = lw.b.i64(1)
+    for d in dims:
+        n = lw.b.op("arith.muli", n, d)
+    return n
+
+
+def check(lw, ok, kind, msg):
+    lw.b.create("rt.assert", [ok], [], {"kind": kind, "msg": msg})
+
+
+# typed arithmetic on Values already of type t: (float/complex op, int op, bool op)
+ARITH = {
+    "add": ("arith.addf", "arith.addi", "arith.ori"),
+    "sub": ("arith.subf", "arith.subi", "arith.xori"),
+    "mul": ("arith.mulf", "arith.muli", "arith.andi"),
+    "max": ("arith.maximumf", "arith.maxi", "arith.ori"),
+    "min": ("arith.minimumf", "arith.mini", "arith.andi"),
+}
+
+
+def arith(lw, kind, x, y):
+    t = x.type
+    return lw.b.op(ARITH[kind][0 if t.is_inexact else 1 if t.is_int else 2], x, y)
+
+
+def finite_to_int(lw, x: Scalar, t=I64):
+    """``int(x)`` of a float: NaN raises ValueError and infinity OverflowError, as in Python;
+    so does a float past the integer's range (Python's ints grow, ours are 64-bit: a saturated
+    or wrapped value would be silently wrong)."""
+    v = x.value
+    lw.b.create("rt.assert", [lw.b.op("arith.cmpf", v, v, pred="eq")], [],
+                {"kind": "ValueError", "msg": "cannot convert float NaN to integer"})
+    limit = float(2 ** (t.bits - 1))  # exact in f32 and f64
+    fits = lw.b.op("arith.andi", lw.b.op("arith.cmpf", v, lw.b.const(-limit, v.type), pred="ge"),
+                   lw.b.op("arith.cmpf", v, lw.b.const(limit, v.type), pred="lt"))
+    lw.b.create("rt.assert", [fits], [], {
+        "kind": "OverflowError",
+        "msg": f"cannot convert a float this large to an integer (zymase's ints are {t.bits}-bit)"})
+    return lw.b.cast(v, t)

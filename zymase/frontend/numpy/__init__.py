@@ -1,0 +1,33 @@
+"""The supported NumPy subset, lowered to loops over buffers.
+
+Array expressions (``a + b``, ``np.exp(a)``, ``a > 0``) allocate their result and fill it with a
+loop nest over the broadcast shape; in-place forms (``a += b``, ``a[1:] = b``) write through the
+view.  Reductions carry accumulators through the nest.  Matrix products are ``linalg.matmul``
+(BLAS in the backend).
+
+``registry.py`` holds the table of handlers; each topic module registers its own when imported
+(importing this package imports them all):
+
+* ``arrays.py`` broadcasting, ``map_elements``, copies, operands; ``params.py`` argument binding;
+  ``copies.py`` copies where NumPy returns a view (no handlers in these three);
+* ``operators.py`` Python operators on arrays (called by ``lower/exprs.py``);
+* ``ufuncs.py``, ``compare.py``, ``complex.py``, ``creation.py``, ``ranges.py``,
+  ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``sort.py``;
+* ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
+
+A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
+``lw.truth``, ``lw.index_value``, ``lw.call_library``): nothing here imports ``lower/``.
+"""
+
+from . import (  # noqa: F401  (each registers its handlers)
+    compare,
+    complex,
+    creation,
+    linalg,
+    ranges,
+    reductions,
+    shape,
+    sort,
+    stats,
+    ufuncs,
+)
