@@ -11,6 +11,7 @@ import pytest
 
 from zymase.ir import OPS, ArrayType, Block, Builder, Func, Module, Region
 from zymase.ir.interp import EXCEPTIONS, HANDLERS, TERMINATORS, run
+from zymase.ir.ops import Condition, Sin
 from zymase.ir.ops import rt as rt_ops
 from zymase.ir.printer import Symbol
 from zymase.ir.types import C64, C128, F32, F64, I1, I32, I64
@@ -71,7 +72,7 @@ def while_loop(b, inits, before, after):
     regions = [Region([Block(types)]), Region([Block(types)])]
     op = b.create("scf.while", inits, types, regions=regions)
     with b.at(op.regions[0].block):
-        b.yield_(*before(b, *op.regions[0].block.args), name="scf.condition")
+        b.yield_(*before(b, *op.regions[0].block.args), kind=Condition)
     with b.at(op.regions[1].block):
         b.yield_(*after(b, *op.regions[1].block.args))
     return op.results
@@ -205,14 +206,15 @@ def test_results_none_and_tuple():
 
 
 def test_unknown_op_is_named(monkeypatch):
-    monkeypatch.delitem(HANDLERS, "math.sin")
+    monkeypatch.delitem(HANDLERS, Sin)
     m = single([F64], lambda b, x: [b.op("math.sin", x)])
     with pytest.raises(NotImplementedError, match="math.sin"):
         run(m, "f", 1.0)
 
 
 def test_every_registered_op_has_a_rule():
-    missing = [n for n in OPS if n not in HANDLERS and n not in TERMINATORS and n != "func.func"]
+    missing = [c.name for c in OPS.values()
+               if c not in HANDLERS and c not in TERMINATORS and c is not Func]
     assert missing == []
     assert set(rt_ops.EXCEPTIONS) <= set(EXCEPTIONS)
 
