@@ -247,3 +247,34 @@ def test_unknown_backend_names_are_refused_with_the_choices():
 def test_tape_report_needs_a_backend_that_counts():
     with pytest.raises(zymase.UnsupportedError, match="does not count tape slots"):
         zymase.tape_report(_carried, 0.5, 3, backend="interp")
+
+
+class _Functional(Backend):
+    """A backend whose arrays are values (like XLA's): writes into arguments cannot reach the
+    caller."""
+
+    name = "functional"
+    capabilities = Capabilities(mutation=False)
+
+    def compile(self, module, entries, options, *, count_tape=False):
+        return InterpBackend().compile(module, entries, options)
+
+
+def test_writes_into_arguments_are_refused_where_a_backend_cannot_make_them():
+    register_backend(_Functional())
+    assert zymase.jit(_poly, backend="functional")(0.5, 3) == pytest.approx(_poly(0.5, 3))
+    with pytest.raises(zymase.UnsupportedError, match="cannot write into argument arrays"):
+        zymase.jit(_squares, backend="functional")(np.zeros(3), np.ones(3))
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "hessian"])
+def test_jacobians_on_the_interp_backend(transform):
+    x = np.array([0.3, -0.2, 0.5, 0.9])
+    fn = getattr(zymase, transform)
+    np.testing.assert_array_equal(fn(_rosen, backend="interp")(x), fn(_rosen)(x))
+
+
+def test_hvp_on_the_interp_backend():
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -1.0])
+    np.testing.assert_array_equal(zymase.hvp(_rosen, backend="interp")(x, v),
+                                  zymase.hvp(_rosen)(x, v))

@@ -196,7 +196,18 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_prima
 def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True, **options):
     """The gradient of scalar-valued ``fn`` with respect to ``argnums`` (reverse mode).
 
-        >>> zymase.grad(lambda_free_f)(x)        # doctest: +SKIP
+        >>> import math, zymase
+        >>> def f(x, y):
+        ...     return x * y + math.sin(x)
+        >>> zymase.grad(f)(1.0, 2.0) == 2.0 + math.cos(1.0)
+        True
+        >>> zymase.grad(f, argnums=(0, 1))(1.0, 2.0)[1]
+        1.0
+
+    ``has_aux=True``: ``fn`` returns ``(value, aux)`` and ``grad`` returns ``(gradient, aux)``.
+    ``options`` (every transform takes them): ``fastmath``, ``boundscheck``, ``disable`` (pass
+    and stage names, for ablations), ``memory_limit`` (bytes of tape: checkpointing),
+    ``backend`` (``"cpu"``, the default, or ``"interp"``; see ``zymase.backends``).
     """
     comp = _cache(fn, options_of(options))
 

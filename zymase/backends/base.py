@@ -35,6 +35,7 @@ from ..errors import UnsupportedError, ZymaseValueError, caller_loc
 from ..ir.core import Module
 from ..ir.types import ArrayType
 from ..options import Options
+from ..passes.licm import written_arguments
 
 ALL_DTYPES = frozenset({"f64", "f32", "i64", "i32", "i1", "c128", "c64"})
 ALL_DIALECTS = frozenset({"arith", "math", "complex", "array", "linalg", "scf", "func", "rt",
@@ -139,7 +140,7 @@ class Backend(ABC):
         C trampoline; others call ``fallback``, the general path, every time)."""
         return PyDispatcher(fallback)
 
-    def check(self, module: Module) -> None:
+    def check(self, module: Module, entries: Sequence[str]) -> None:
         """Refuse, at the op's line, what this backend cannot run."""
         caps = self.capabilities
         for f in module:
@@ -153,6 +154,12 @@ class Backend(ABC):
                     if str(t) in ALL_DTYPES and str(t) not in caps.dtypes:
                         raise UnsupportedError(f"the {self.name} backend has no {t} values "
                                                f"(use the default backend)", op.loc)
+        if not caps.mutation:
+            for name in entries:
+                if written_arguments(module[name], module):
+                    raise UnsupportedError(f"the {self.name} backend cannot write into argument "
+                                           "arrays (return a new array instead)",
+                                           module[name].loc)
 
     def __repr__(self) -> str:
         return f"<zymase backend {self.name!r}>"

@@ -186,7 +186,7 @@ def insert_frees(c: Compilation) -> None:
 
 
 def compile_backend(c: Compilation) -> None:
-    c.backend.check(c.module)
+    c.backend.check(c.module, c.entries)
     count = c.count_tape and c.backend.capabilities.tape_counts
     c.artifact = c.backend.compile(c.module, c.entries, c.options, count_tape=count)
     if c.dump is not None:

@@ -1,0 +1,81 @@
+"""Compile latency: the first call of ``zymase.jit`` and of ``zymase.grad`` on every corpus problem,
+each in a fresh process (nothing cached in memory or on disk), side by side for several trees.
+
+    python benchmarks/bench_compile.py [--problems a,b] [--repeats 3] [--tree DIR ...] [--out F]
+
+``--tree`` (repeatable) names checkouts of zymase to compare (default: this one); runs alternate
+between trees so that both see the same machine load.  Prints the median first-call time of each
+(problem, transform, tree) in ms, and the ratio to the first tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from common import HERE, SHARED
+
+PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4", "fft")
+SIZE = {"ba": "adbench_test"}
+CODE = """
+import sys, time
+sys.path.insert(0, {shared!r})
+import numpy as np
+import problems
+import zymase
+mod = problems.load({name!r})
+args = mod.make_inputs({size!r})
+f = zymase.jit(mod.primal) if {what!r} == "jit" else zymase.grad(mod.primal, tuple(mod.ACTIVE))
+t0 = time.perf_counter()
+f(*args)
+print(time.perf_counter() - t0)
+"""
+
+
+def first_call(tree: str, name: str, what: str) -> float:
+    env = dict(os.environ, PYTHONPATH=tree)
+    env.pop("ZYMASE_VERIFY", None)
+    code = CODE.format(shared=SHARED, name=name, size=SIZE.get(name, "small"), what=what)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.split()[-1])
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problems", default=",".join(PROBLEMS))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tree", action="append", dest="trees")
+    ap.add_argument("--out")
+    a = ap.parse_args(argv)
+    trees = [os.path.abspath(t) for t in (a.trees or [os.path.dirname(HERE)])]
+    rows = []
+    for name in a.problems.split(","):
+        for what in ("jit", "grad"):
+            times = {t: [] for t in trees}
+            for _ in range(a.repeats):
+                for t in trees:
+                    times[t].append(first_call(t, name, what))
+            med = {t: statistics.median(v) for t, v in times.items()}
+            rows.append({"problem": name, "transform": what,
+                         **{f"tree{k}_ms": med[t] * 1e3 for k, t in enumerate(trees)}})
+    head = " | ".join(f"tree {k} (ms)" for k in range(len(trees)))
+    ratios = " | ".join(f"{k}/0" for k in range(1, len(trees)))
+    print("\n".join(f"tree {k}: {t}" for k, t in enumerate(trees)))
+    print(f"\n| problem | transform | {head} |" + (f" {ratios} |" if ratios else ""))
+    print("|---|---|" + "---|" * (2 * len(trees) - 1))
+    for r in rows:
+        cells = [f"{r[f'tree{k}_ms']:.0f}" for k in range(len(trees))]
+        cells += [f"{r[f'tree{k}_ms'] / r['tree0_ms']:.2f}" for k in range(1, len(trees))]
+        print(f"| {r['problem']} | {r['transform']} | " + " | ".join(cells) + " |")
+    if a.out:
+        with open(a.out, "w") as fh:
+            json.dump({"trees": trees, "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
