@@ -5,6 +5,27 @@ Python's checked float -> int conversion.  Imports nothing of the frontend but `
 from __future__ import annotations
 
 from ..ir.core import Block, Region
+from ..ir.ops import (
+    AddF,
+    AddI,
+    Alloc,
+    AndI,
+    Assert,
+    CmpF,
+    For,
+    Load,
+    MaxI,
+    MaximumF,
+    MinI,
+    MinimumF,
+    MulF,
+    MulI,
+    OrI,
+    Store,
+    SubF,
+    SubI,
+    XorI,
+)
 from ..ir.types import I64, ArrayType, ScalarType
 from .typing import Array, Scalar
 
@@ -29,7 +50,7 @@ def nest(lw, dims, body, carried=()):
                 out = level(k + 1, cur)
             idx_stack.pop()
             b.yield_(*out)
-        op = b.create("scf.for", [b.i64(0), dims[k], b.i64(1), *acc], [v.type for v in acc],
+        op = b.create(For, [b.i64(0), dims[k], b.i64(1), *acc], [v.type for v in acc],
                       regions=[Region([blk])])
         return list(op.results)
 
@@ -39,35 +60,35 @@ def nest(lw, dims, body, carried=()):
 
 def alloc(lw, dtype: ScalarType, dims, init="none") -> Array:
     t = ArrayType(dtype, len(dims), "C")
-    return Array(lw.b.create("array.alloc", list(dims), [t], {"init": init}).result)
+    return Array(lw.b.create(Alloc, list(dims), [t], {"init": init}).result)
 
 
 def load(lw, a: Array, idx):
-    return lw.b.op("array.load", a.value, *idx)
+    return lw.b.op(Load, a.value, *idx)
 
 
 def store(lw, v, a: Array, idx):
-    lw.b.create("array.store", [v, a.value, *idx])
+    lw.b.create(Store, [v, a.value, *idx])
 
 
 def size_of(lw, dims):
     n = lw.b.i64(1)
     for d in dims:
-        n = lw.b.op("arith.muli", n, d)
+        n = lw.b.op(MulI, n, d)
     return n
 
 
 def check(lw, ok, kind, msg):
-    lw.b.create("rt.assert", [ok], [], {"kind": kind, "msg": msg})
+    lw.b.create(Assert, [ok], [], {"kind": kind, "msg": msg})
 
 
 # typed arithmetic on Values already of type t: (float/complex op, int op, bool op)
 ARITH = {
-    "add": ("arith.addf", "arith.addi", "arith.ori"),
-    "sub": ("arith.subf", "arith.subi", "arith.xori"),
-    "mul": ("arith.mulf", "arith.muli", "arith.andi"),
-    "max": ("arith.maximumf", "arith.maxi", "arith.ori"),
-    "min": ("arith.minimumf", "arith.mini", "arith.andi"),
+    "add": (AddF, AddI, OrI),
+    "sub": (SubF, SubI, XorI),
+    "mul": (MulF, MulI, AndI),
+    "max": (MaximumF, MaxI, OrI),
+    "min": (MinimumF, MinI, AndI),
 }
 
 
@@ -81,12 +102,12 @@ def finite_to_int(lw, x: Scalar, t=I64):
     so does a float past the integer's range (Python's ints grow, ours are 64-bit: a saturated
     or wrapped value would be silently wrong)."""
     v = x.value
-    lw.b.create("rt.assert", [lw.b.op("arith.cmpf", v, v, pred="eq")], [],
+    lw.b.create(Assert, [lw.b.op(CmpF, v, v, pred="eq")], [],
                 {"kind": "ValueError", "msg": "cannot convert float NaN to integer"})
     limit = float(2 ** (t.bits - 1))  # exact in f32 and f64
-    fits = lw.b.op("arith.andi", lw.b.op("arith.cmpf", v, lw.b.const(-limit, v.type), pred="ge"),
-                   lw.b.op("arith.cmpf", v, lw.b.const(limit, v.type), pred="lt"))
-    lw.b.create("rt.assert", [fits], [], {
+    fits = lw.b.op(AndI, lw.b.op(CmpF, v, lw.b.const(-limit, v.type), pred="ge"),
+                   lw.b.op(CmpF, v, lw.b.const(limit, v.type), pred="lt"))
+    lw.b.create(Assert, [fits], [], {
         "kind": "OverflowError",
         "msg": f"cannot convert a float this large to an integer (zymase's ints are {t.bits}-bit)"})
     return lw.b.cast(v, t)

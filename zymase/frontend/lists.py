@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.core import Block, Region
+from ..ir.ops import AddI, CmpI, Dim, If, MaxI, MulI, Store
 from ..ir.types import ArrayType
 from .emit import alloc, load, nest, store
 from .typing import Array, ListVal, PyObj, Scalar, result_type, stype
@@ -52,11 +53,11 @@ def _wider(t, dtype) -> bool:
 
 def append(lw, lst: ListVal, x: Scalar) -> ListVal:
     b = lw.b
-    cap = b.op("array.dim", lst.buf, axis=0)
-    full = b.op("arith.cmpi", lst.length, cap, pred="ge")
+    cap = b.op(Dim, lst.buf, axis=0)
+    full = b.op(CmpI, lst.length, cap, pred="ge")
     then, other = Block(), Block()
     with b.at(then):
-        new_cap = b.op("arith.maxi", b.op("arith.muli", cap, b.i64(2)), b.i64(INITIAL_CAPACITY))
+        new_cap = b.op(MaxI, b.op(MulI, cap, b.i64(2)), b.i64(INITIAL_CAPACITY))
         grown = alloc(lw, lst.dtype, [new_cap])
         grown.value.op.attrs["list"] = True
         old = Array(lst.buf)
@@ -65,8 +66,8 @@ def append(lw, lst: ListVal, x: Scalar) -> ListVal:
     with b.at(other):
         b.yield_(lst.buf)
     t = ArrayType(lst.dtype, 1, "C")
-    buf = b.create("scf.if", [full], [t], {"list_grow": True},
+    buf = b.create(If, [full], [t], {"list_grow": True},
                    regions=[Region([then]), Region([other])]).result
-    b.create("array.store", [b.cast(x.value, lst.dtype), buf, lst.length])
-    return ListVal(buf, b.op("arith.addi", lst.length, b.i64(1)))
+    b.create(Store, [b.cast(x.value, lst.dtype), buf, lst.length])
+    return ListVal(buf, b.op(AddI, lst.length, b.i64(1)))
 

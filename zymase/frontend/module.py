@@ -11,6 +11,7 @@ import ast
 
 from ..errors import UnsupportedError
 from ..ir.core import Func, Loc, Module, Value
+from ..ir.ops import Return
 from ..ir.types import I64
 from . import scan
 from .lower.calls import BoundMethod
@@ -83,7 +84,7 @@ class ModuleLowerer:
         vals = flatten(ret) if ret is not None else []
         func.attrs["result_types"] = [v.type for v in vals]
         with lw.b.location(src.loc(src.tree)):
-            lw.b.create("func.return", vals, [])
+            lw.b.create(Return, vals, [])
         return func, ret
 
     def _unique(self, base: str) -> str:

@@ -13,6 +13,59 @@ import math
 
 from ...checkpointing import Checkpointed, checkpoint
 from ...errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
+from ...ir.ops import (
+    AbsF,
+    AbsI,
+    Acos,
+    Acosh,
+    AddF,
+    AddI,
+    AndI,
+    Asin,
+    Asinh,
+    Assert,
+    Atan,
+    Atan2,
+    Atanh,
+    Ceil,
+    CmpF,
+    CmpI,
+    ComplexAbs,
+    ComplexCreate,
+    Copysign,
+    Cos,
+    Cosh,
+    DivF,
+    Erf,
+    Erfc,
+    Exp,
+    Expm1,
+    Floor,
+    Fmod,
+    Hypot,
+    IsFinite,
+    IsInf,
+    IsNan,
+    Lgamma,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    MulF,
+    Not,
+    Pow,
+    RoundEven,
+    Select,
+    Sin,
+    Sinh,
+    Sqrt,
+    SubF,
+    SubI,
+    Tan,
+    Tanh,
+    Tgamma,
+    Trunc,
+)
 from ...ir.types import F64, I1, I64
 from ..emit import finite_to_int, load, nest
 from ..numpy.arrays import list_to_array
@@ -23,20 +76,20 @@ from ..typing import Array, EmptyList, ListVal, PyObj, Scalar, Tup, result_type,
 
 # math function -> IR op (all take and return Python floats)
 MATH_UNARY = {
-    math.sqrt: "math.sqrt", math.exp: "math.exp", math.log1p: "math.log1p",
-    math.expm1: "math.expm1", math.log10: "math.log10", math.log2: "math.log2",
-    math.sin: "math.sin", math.cos: "math.cos", math.tan: "math.tan", math.asin: "math.asin",
-    math.acos: "math.acos", math.atan: "math.atan", math.sinh: "math.sinh",
-    math.cosh: "math.cosh", math.tanh: "math.tanh", math.asinh: "math.asinh",
-    math.acosh: "math.acosh", math.atanh: "math.atanh", math.fabs: "math.absf",
-    math.erf: "math.erf", math.erfc: "math.erfc", math.lgamma: "math.lgamma",
-    math.gamma: "math.tgamma",
+    math.sqrt: Sqrt, math.exp: Exp, math.log1p: Log1p,
+    math.expm1: Expm1, math.log10: Log10, math.log2: Log2,
+    math.sin: Sin, math.cos: Cos, math.tan: Tan, math.asin: Asin,
+    math.acos: Acos, math.atan: Atan, math.sinh: Sinh,
+    math.cosh: Cosh, math.tanh: Tanh, math.asinh: Asinh,
+    math.acosh: Acosh, math.atanh: Atanh, math.fabs: AbsF,
+    math.erf: Erf, math.erfc: Erfc, math.lgamma: Lgamma,
+    math.gamma: Tgamma,
 }
-MATH_BINARY = {math.pow: "math.pow", math.atan2: "math.atan2", math.hypot: "math.hypot",
-               math.copysign: "math.copysign", math.fmod: "math.fmod"}
-MATH_TO_INT = {math.floor: "math.floor", math.ceil: "math.ceil", math.trunc: "math.trunc"}
-MATH_PREDICATES = {math.isnan: "math.isnan", math.isinf: "math.isinf",
-                   math.isfinite: "math.isfinite"}
+MATH_BINARY = {math.pow: Pow, math.atan2: Atan2, math.hypot: Hypot,
+               math.copysign: Copysign, math.fmod: Fmod}
+MATH_TO_INT = {math.floor: Floor, math.ceil: Ceil, math.trunc: Trunc}
+MATH_PREDICATES = {math.isnan: IsNan, math.isinf: IsInf,
+                   math.isfinite: IsFinite}
 
 
 def _zero(lw):
@@ -112,37 +165,37 @@ def as_float(lw, v, node, fname) -> Scalar:
 
 def _math_unary(op):
     def h(lw, args, kwargs, node):
-        no_kwargs(lw, kwargs, node, op)
-        _arity(lw, args, 1, node, op)
-        x = as_float(lw, args[0], node, op)
+        no_kwargs(lw, kwargs, node, op.name)
+        _arity(lw, args, 1, node, op.name)
+        x = as_float(lw, args[0], node, op.name)
         return Scalar(lw.b.op(op, x.value), True)
     return h
 
 
 def _math_binary(op):
     def h(lw, args, kwargs, node):
-        no_kwargs(lw, kwargs, node, op)
-        _arity(lw, args, 2, node, op)
-        x, y = (as_float(lw, a, node, op) for a in args)
+        no_kwargs(lw, kwargs, node, op.name)
+        _arity(lw, args, 2, node, op.name)
+        x, y = (as_float(lw, a, node, op.name) for a in args)
         return Scalar(lw.b.op(op, x.value, y.value), True)
     return h
 
 
 def _math_to_int(op):
     def h(lw, args, kwargs, node):
-        _arity(lw, args, 1, node, op)
+        _arity(lw, args, 1, node, op.name)
         v = args[0]
         if isinstance(v, Scalar) and (v.type.is_int or v.type.is_bool):
             return Scalar(lw.b.cast(v.value, I64), True)
-        x = as_float(lw, v, node, op)
+        x = as_float(lw, v, node, op.name)
         return Scalar(finite_to_int(lw, Scalar(lw.b.op(op, x.value))), True)
     return h
 
 
 def _math_predicate(op):
     def h(lw, args, kwargs, node):
-        _arity(lw, args, 1, node, op)
-        return Scalar(lw.b.op(op, as_float(lw, args[0], node, op).value), True)
+        _arity(lw, args, 1, node, op.name)
+        return Scalar(lw.b.op(op, as_float(lw, args[0], node, op.name).value), True)
     return h
 
 
@@ -163,16 +216,16 @@ def _arity(lw, args, n, node, name):
 
 @register(math.log)
 def _log(lw, args, kwargs, node):
-    x = as_float(lw, args[0], node, "math.log")
-    out = lw.b.op("math.log", x.value)
+    x = as_float(lw, args[0], node, Log.name)
+    out = lw.b.op(Log, x.value)
     if len(args) == 2:
-        base = as_float(lw, args[1], node, "math.log")
-        den = lw.b.op("math.log", base.value)
+        base = as_float(lw, args[1], node, Log.name)
+        den = lw.b.op(Log, base.value)
         # CPython divides the logarithms and raises for base 1 (log(base) == 0)
-        ok = lw.b.op("arith.cmpf", den, lw.b.f64(0.0), pred="ne")
-        lw.b.create("rt.assert", [ok], [], {"kind": "ZeroDivisionError",
+        ok = lw.b.op(CmpF, den, lw.b.f64(0.0), pred="ne")
+        lw.b.create(Assert, [ok], [], {"kind": "ZeroDivisionError",
                                             "msg": "float division by zero (math.log with base 1)"})
-        out = lw.b.op("arith.divf", out, den)
+        out = lw.b.op(DivF, out, den)
     return Scalar(out, True)
 
 
@@ -180,7 +233,7 @@ def _log(lw, args, kwargs, node):
 def _degrees(lw, args, kwargs, node):
     x = as_float(lw, args[0], node, "math.degrees")
     f = 180.0 / math.pi if node.func.attr == "degrees" else math.pi / 180.0
-    return Scalar(lw.b.op("arith.mulf", x.value, lw.b.f64(f)), True)
+    return Scalar(lw.b.op(MulF, x.value, lw.b.f64(f)), True)
 
 
 # ---------------------------------------------------------------------- builtins
@@ -192,10 +245,10 @@ def _abs(lw, args, kwargs, node):
     if not isinstance(v, Scalar):
         raise lw.err(ZymaseTypeError, f"bad operand for abs(): {lw.describe(v)}", node)
     if v.type.is_complex:
-        return Scalar(lw.b.op("complex.abs", v.value), v.weak)
+        return Scalar(lw.b.op(ComplexAbs, v.value), v.weak)
     if v.type.is_inexact:
-        return Scalar(lw.b.op("math.absf", v.value), v.weak)
-    return Scalar(lw.b.op("arith.absi", lw.b.cast(v.value, I64 if v.type == I1 else v.type)),
+        return Scalar(lw.b.op(AbsF, v.value), v.weak)
+    return Scalar(lw.b.op(AbsI, lw.b.cast(v.value, I64 if v.type == I1 else v.type)),
                   v.weak)
 
 
@@ -215,7 +268,7 @@ def _minmax(is_max):
             st = result_type(stype(best), stype(v))
             x, y = lw.b.cast(best.value, st.type), lw.b.cast(v.value, st.type)
             better = lw.scalar_compare("gt" if is_max else "lt", Scalar(y), Scalar(x)).value
-            best = Scalar(lw.b.op("arith.select", better, y, x), st.weak)
+            best = Scalar(lw.b.op(Select, better, y, x), st.weak)
         return best
     return h
 
@@ -256,7 +309,7 @@ def _bool(lw, args, kwargs, node):
 def _complex(lw, args, kwargs, node):
     re = as_float(lw, args[0], node, "complex") if args else Scalar(lw.b.f64(0.0), True)
     im = as_float(lw, args[1], node, "complex") if len(args) > 1 else Scalar(lw.b.f64(0.0), True)
-    return Scalar(lw.b.op("complex.create", re.value, im.value), True)
+    return Scalar(lw.b.op(ComplexCreate, re.value, im.value), True)
 
 
 @register(builtins.round)
@@ -264,7 +317,7 @@ def _round(lw, args, kwargs, node):
     x = as_float(lw, args[0], node, "round")
     if isinstance(args[0], Scalar) and args[0].type.is_int:
         return args[0]
-    r = lw.b.op("math.roundeven", x.value)
+    r = lw.b.op(RoundEven, x.value)
     if len(args) == 2 and isinstance(args[1], PyObj) and args[1].obj is None:
         args = args[:1]
     if len(args) == 1:
@@ -275,8 +328,8 @@ def _round(lw, args, kwargs, node):
     if not args[0].weak:  # NumPy scalars round as np.round does: (x * 10**n) rounded, / 10**n
         t = args[0].type
         scale = lw.b.const(10.0 ** nd, t)
-        y = lw.b.op("math.roundeven", lw.b.op("arith.mulf", lw.b.cast(args[0].value, t), scale))
-        return Scalar(lw.b.op("arith.divf", y, scale), False)
+        y = lw.b.op(RoundEven, lw.b.op(MulF, lw.b.cast(args[0].value, t), scale))
+        return Scalar(lw.b.op(DivF, y, scale), False)
     if not 0 <= nd <= 22:
         raise lw.err(UnsupportedError, "round(x, ndigits) of a Python float is supported for "
                      "0 <= ndigits <= 22 (where 10**ndigits is an exact float)", node)
@@ -291,25 +344,25 @@ def _round_digits(lw, x, nd: int):
     |p| >= 2**53 leaves x as it is (so do inf and nan)."""
     b = lw.b
     scale = b.f64(10.0 ** nd)
-    p = b.op("arith.mulf", x, scale)
-    r = b.op("math.roundeven", p)
-    lo, hi = b.op("math.floor", p), b.op("math.ceil", p)
-    tie = b.op("arith.cmpf", b.op("arith.subf", p, lo), b.f64(0.5), pred="eq")
+    p = b.op(MulF, x, scale)
+    r = b.op(RoundEven, p)
+    lo, hi = b.op(Floor, p), b.op(Ceil, p)
+    tie = b.op(CmpF, b.op(SubF, p, lo), b.f64(0.5), pred="eq")
     err = _product_error(lw, x, scale, p)
     zero = b.f64(0.0)
-    r = b.op("arith.select", b.op("arith.andi", tie, b.op("arith.cmpf", err, zero, pred="gt")),
+    r = b.op(Select, b.op(AndI, tie, b.op(CmpF, err, zero, pred="gt")),
              hi, r)
-    r = b.op("arith.select", b.op("arith.andi", tie, b.op("arith.cmpf", err, zero, pred="lt")),
+    r = b.op(Select, b.op(AndI, tie, b.op(CmpF, err, zero, pred="lt")),
              lo, r)
     # 2**52 <= |p| < 2**53: p is an integer, and exactly halfway to its neighbour when the
     # error is +-0.5: the even one of the two
-    half_off = b.op("arith.cmpf", b.op("math.absf", err), b.f64(0.5), pred="eq")
-    half = b.op("arith.mulf", p, b.f64(0.5))
-    even = b.op("arith.cmpf", half, b.op("math.floor", half), pred="eq")
-    away = b.op("arith.addf", p, b.op("math.copysign", b.f64(1.0), err))
-    r = b.op("arith.select", b.op("arith.andi", half_off, b.op("arith.not", even)), away, r)
-    small = b.op("arith.cmpf", b.op("math.absf", p), b.f64(2.0 ** 53), pred="lt")
-    return b.op("arith.select", small, b.op("arith.divf", r, scale), x)
+    half_off = b.op(CmpF, b.op(AbsF, err), b.f64(0.5), pred="eq")
+    half = b.op(MulF, p, b.f64(0.5))
+    even = b.op(CmpF, half, b.op(Floor, half), pred="eq")
+    away = b.op(AddF, p, b.op(Copysign, b.f64(1.0), err))
+    r = b.op(Select, b.op(AndI, half_off, b.op(Not, even)), away, r)
+    small = b.op(CmpF, b.op(AbsF, p), b.f64(2.0 ** 53), pred="lt")
+    return b.op(Select, small, b.op(DivF, r, scale), x)
 
 
 def _product_error(lw, x, y, p):
@@ -317,15 +370,15 @@ def _product_error(lw, x, y, p):
     b = lw.b
 
     def split(v):
-        t = b.op("arith.mulf", b.f64(134217729.0), v)  # 2**27 + 1
-        hi = b.op("arith.subf", t, b.op("arith.subf", t, v))
-        return hi, b.op("arith.subf", v, hi)
+        t = b.op(MulF, b.f64(134217729.0), v)  # 2**27 + 1
+        hi = b.op(SubF, t, b.op(SubF, t, v))
+        return hi, b.op(SubF, v, hi)
 
     (xh, xl), (yh, yl) = split(x), split(y)
-    e = b.op("arith.subf", b.op("arith.mulf", xh, yh), p)
-    e = b.op("arith.addf", e, b.op("arith.mulf", xh, yl))
-    e = b.op("arith.addf", e, b.op("arith.mulf", xl, yh))
-    return b.op("arith.addf", e, b.op("arith.mulf", xl, yl))
+    e = b.op(SubF, b.op(MulF, xh, yh), p)
+    e = b.op(AddF, e, b.op(MulF, xh, yl))
+    e = b.op(AddF, e, b.op(MulF, xl, yh))
+    return b.op(AddF, e, b.op(MulF, xl, yl))
 
 
 @register(builtins.len)
@@ -369,16 +422,16 @@ def _sum(lw, args, kwargs, node):
         first = lw.binop(ast.Add(), args[1], Scalar(load(lw, v, [lw.b.i64(0)]), False), node)
 
         def body(idx, acc):
-            x = Scalar(load(lw, v, [lw.b.op("arith.addi", idx[0], lw.b.i64(1))]), False)
+            x = Scalar(load(lw, v, [lw.b.op(AddI, idx[0], lw.b.i64(1))]), False)
             return [lw.binop(ast.Add(), Scalar(acc[0], first.weak), x, node).value]
 
-        n = lw.b.op("arith.subi", lw.dim(v, 0), lw.b.i64(1))
+        n = lw.b.op(SubI, lw.dim(v, 0), lw.b.i64(1))
         total = Scalar(nest(lw, [n], body, [first.value])[0], first.weak)
-        empty = lw.b.op("arith.cmpi", lw.dim(v, 0), lw.b.i64(0), pred="eq")
+        empty = lw.b.op(CmpI, lw.dim(v, 0), lw.b.i64(0), pred="eq")
         start = lw.b.cast(args[1].value, total.type) if isinstance(args[1], Scalar) else None
         if start is None:
             raise lw.err(ZymaseTypeError, "sum(): start must be a number", node)
-        return Scalar(lw.b.op("arith.select", empty, start, total.value), total.weak)
+        return Scalar(lw.b.op(Select, empty, start, total.value), total.weak)
     total = reduce_axis0(lw, "sum", v, node)
     if len(args) > 1:  # start + the sum of the rows
         return lw.binop(ast.Add(), args[1], total, node)

@@ -12,6 +12,7 @@ import inspect
 import types
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import Call, Conj
 from ...ir.printer import Symbol
 from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
 from ..custom_rules import lower_rules
@@ -65,7 +66,7 @@ def call_method(lw, obj, name, args, kwargs, node):
                      f"tuple in compiled code and has no `{name}`: start with `[]` and append, "
                      "or use np.array", node)
     if isinstance(obj, Scalar) and name == "conjugate":
-        return Scalar(lw.b.op("complex.conj", obj.value), obj.weak) if obj.type.is_complex else obj
+        return Scalar(lw.b.op(Conj, obj.value), obj.weak) if obj.type.is_complex else obj
     raise lw.err(UnsupportedError, f"{lw.describe(obj)} has no supported method `{name}`", node)
 
 
@@ -119,13 +120,13 @@ class CallMixin:
         """Call a routine of ``library.py``: compiled like a helper, and marked so that its
         ops take the caller's location when inlined (errors name the user's line)."""
         out = self.call_user(fn, args, {}, node)
-        call = next(op for op in reversed(self.b.block.ops) if op.name == "func.call")
+        call = next(op for op in reversed(self.b.block.ops) if isinstance(op, Call))
         self.mod.module[str(call.attrs["callee"])].attrs["library"] = True
         return out
 
     def emit_call(self, callee, params, result):
         flat_args = [v for p in params for v in _flat(p)]
-        op = self.b.create("func.call", flat_args, [v.type for v in _flat(result)],
+        op = self.b.create(Call, flat_args, [v.type for v in _flat(result)],
                            {"callee": Symbol(callee)})
         return rebuild(result, list(op.results)) if result is not None else PyObj(None)
 

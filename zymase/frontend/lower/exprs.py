@@ -15,6 +15,35 @@ import operator
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AddF,
+    AddI,
+    AndI,
+    ArrayConst,
+    Assert,
+    CmpF,
+    CmpI,
+    ComplexIm,
+    ComplexRe,
+    Constant,
+    DivF,
+    FloorDivF,
+    FloorDivI,
+    ModF,
+    ModI,
+    MulF,
+    MulI,
+    NegF,
+    NegI,
+    Not,
+    OrI,
+    Pow,
+    PowI,
+    Select,
+    SubF,
+    SubI,
+    XorI,
+)
 from ...ir.types import F64, I1, I64, ArrayType, scalar_from_dtype
 from ..numpy import linalg, operators
 from ..scan import local_names
@@ -39,20 +68,20 @@ from .indexing import IndexingMixin
 
 # ast operator -> (float op, int op); None means "not defined for that kind"
 ARITH = {
-    ast.Add: ("arith.addf", "arith.addi"),
-    ast.Sub: ("arith.subf", "arith.subi"),
-    ast.Mult: ("arith.mulf", "arith.muli"),
-    ast.Div: ("arith.divf", None),
-    ast.FloorDiv: ("arith.floordivf", "arith.floordivi"),
-    ast.Mod: ("arith.modf", "arith.modi"),
-    ast.Pow: ("math.pow", "arith.powi"),
-    ast.BitAnd: (None, "arith.andi"),
-    ast.BitOr: (None, "arith.ori"),
-    ast.BitXor: (None, "arith.xori"),
+    ast.Add: (AddF, AddI),
+    ast.Sub: (SubF, SubI),
+    ast.Mult: (MulF, MulI),
+    ast.Div: (DivF, None),
+    ast.FloorDiv: (FloorDivF, FloorDivI),
+    ast.Mod: (ModF, ModI),
+    ast.Pow: (Pow, PowI),
+    ast.BitAnd: (None, AndI),
+    ast.BitOr: (None, OrI),
+    ast.BitXor: (None, XorI),
 }
 COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 # NumPy booleans (not Python's, which count as ints): `+` is or, `*` is and, `-` is refused
-NUMPY_BOOL_OPS = {ast.Add: "arith.ori", ast.Mult: "arith.andi", ast.Sub: None}
+NUMPY_BOOL_OPS = {ast.Add: OrI, ast.Mult: AndI, ast.Sub: None}
 SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
           ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -92,7 +121,7 @@ class NumpyDelegates:
             raise ZymaseTypeError("the NumPy boolean negative, the `-` operator, is not "
                                   "supported: use the `~` operator or np.logical_not", self.b.loc)
         t = I64 if x.type.is_bool else x.type
-        return Scalar(self.b.op("arith.negf" if t.is_inexact else "arith.negi",
+        return Scalar(self.b.op(NegF if t.is_inexact else NegI,
                                 self.b.cast(x.value, t)), x.weak)
 
 
@@ -171,7 +200,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if flag is None or self.constant_of(flag) is True:
             return
         with self.b.location(self.src.loc(node)):
-            self.b.create("rt.assert", [flag.value], [], {
+            self.b.create(Assert, [flag.value], [], {
                 "kind": "UnboundLocalError",
                 "msg": f"cannot access local variable '{name}' where it is not associated "
                        "with a value"})
@@ -199,7 +228,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if t is None:
             raise self.err(ZymaseTypeError, f"arrays of {arr.dtype} are not supported", node)
         data = np.ascontiguousarray(arr)
-        v = self.b.create("array.const", [], [ArrayType(t, data.ndim, "C")], {"data": data})
+        v = self.b.create(ArrayConst, [], [ArrayType(t, data.ndim, "C")], {"data": data})
         return Array(v.result)
 
     def const_bool(self, v: bool) -> Scalar:
@@ -212,7 +241,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         """The Python value of a compile-time constant FVal, or None."""
         if isinstance(v, PyObj):
             return v.obj
-        if isinstance(v, Scalar) and v.value.op is not None and v.value.op.name == "arith.constant":
+        if isinstance(v, Scalar) and isinstance(v.value.op, Constant):
             return v.value.op.attrs["value"]
         return None
 
@@ -272,7 +301,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     def scalar_part(self, v: Scalar, name: str) -> Scalar:
         if not v.type.is_complex:
             return v if name == "real" else Scalar(self.b.const(0, v.type), v.weak)
-        return Scalar(self.b.op("complex.re" if name == "real" else "complex.im", v.value), v.weak)
+        return Scalar(self.b.op(ComplexRe if name == "real" else ComplexIm, v.value), v.weak)
 
     # ------------------------------------------------------------------ operators
     def expr_BinOp(self, node):
@@ -345,35 +374,35 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
 
     def check_nonzero(self, y, msg):
         zero = self.b.const(0, y.type)
-        pred = "arith.cmpf" if y.type.is_inexact else "arith.cmpi"
+        pred = CmpF if y.type.is_inexact else CmpI
         ok = self.b.op(pred, y, zero, pred="ne")
-        self.b.create("rt.assert", [ok], [], {"kind": "ZeroDivisionError", "msg": msg})
+        self.b.create(Assert, [ok], [], {"kind": "ZeroDivisionError", "msg": msg})
 
     def scalar_pow(self, a: Scalar, b: Scalar, st: SType) -> Scalar:
         k = self.constant_of(b)
         # Python ints: 2 ** -1 is 0.5; NumPy ints raise for any negative power (powi does)
         if st.type.is_int and (not st.weak or not (isinstance(k, int) and k < 0)):
-            return Scalar(self.b.op("arith.powi", *(self.b.cast(v.value, st.type) for v in (a, b))),
+            return Scalar(self.b.op(PowI, *(self.b.cast(v.value, st.type) for v in (a, b))),
                           st.weak)
         t = st.type if st.type.is_inexact else F64
         x = self.b.cast(a.value, t)
         if isinstance(k, (int, float)) and not isinstance(k, bool) and k in (1, 2, 3):
             out = x
             for _ in range(int(k) - 1):
-                out = self.b.op("arith.mulf", out, x)
+                out = self.b.op(MulF, out, x)
             return Scalar(out, st.weak)
         y = self.b.cast(b.value, t)
         if st.weak and not t.is_complex and not (isinstance(k, (int, float)) and k >= 0):
             self.check_zero_power(x, y)
-        return Scalar(self.b.op("math.pow", x, y), st.weak)
+        return Scalar(self.b.op(Pow, x, y), st.weak)
 
     def check_zero_power(self, x, y):
         """Python floats: ``0.0 ** y`` raises for a finite negative ``y`` (``** -inf`` is inf)."""
         zero, minus_inf = self.b.const(0.0, x.type), self.b.const(float("-inf"), x.type)
-        bad = self.b.op("arith.andi", self.b.op("arith.cmpf", x, zero, pred="eq"),
-                        self.b.op("arith.andi", self.b.op("arith.cmpf", y, zero, pred="lt"),
-                                  self.b.op("arith.cmpf", y, minus_inf, pred="gt")))
-        self.b.create("rt.assert", [self.b.op("arith.not", bad)], [], {
+        bad = self.b.op(AndI, self.b.op(CmpF, x, zero, pred="eq"),
+                        self.b.op(AndI, self.b.op(CmpF, y, zero, pred="lt"),
+                                  self.b.op(CmpF, y, minus_inf, pred="gt")))
+        self.b.create(Assert, [self.b.op(Not, bad)], [], {
             "kind": "ZeroDivisionError", "msg": "0.0 cannot be raised to a negative power"})
 
     def expr_UnaryOp(self, node):
@@ -393,10 +422,10 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             if k is not None and not isinstance(k, bool):
                 return Scalar(self.b.const(-k, v.type), v.weak)
             t = I64 if v.type.is_bool else v.type
-            name = "arith.negf" if t.is_inexact else "arith.negi"
+            name = NegF if t.is_inexact else NegI
             return Scalar(self.b.op(name, self.b.cast(v.value, t)), v.weak)
         if isinstance(op, ast.Invert) and v.type.is_int:
-            return Scalar(self.b.op("arith.xori", v.value, self.b.const(-1, v.type)), v.weak)
+            return Scalar(self.b.op(XorI, v.value, self.b.const(-1, v.type)), v.weak)
         raise self.err(UnsupportedError, f"unary `{type(op).__name__}` is not supported", node)
 
     def truth(self, v, node) -> Scalar:
@@ -405,19 +434,19 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             if v.type == I1:
                 return v
             if v.type.is_complex:
-                re = self.b.op("complex.re", v.value)
-                im = self.b.op("complex.im", v.value)
+                re = self.b.op(ComplexRe, v.value)
+                im = self.b.op(ComplexIm, v.value)
                 z = self.b.const(0, re.type)
-                return Scalar(self.b.op("arith.ori", self.b.op("arith.cmpf", re, z, pred="ne"),
-                                        self.b.op("arith.cmpf", im, z, pred="ne")), True)
-            pred = "arith.cmpf" if v.type.is_inexact else "arith.cmpi"
+                return Scalar(self.b.op(OrI, self.b.op(CmpF, re, z, pred="ne"),
+                                        self.b.op(CmpF, im, z, pred="ne")), True)
+            pred = CmpF if v.type.is_inexact else CmpI
             return Scalar(self.b.op(pred, v.value, self.b.const(0, v.type), pred="ne"), True)
         if isinstance(v, PyObj):
             return self.const_bool(bool(v.obj))
         if isinstance(v, Tup):
             return self.const_bool(bool(v.items))
         if isinstance(v, ListVal):
-            return Scalar(self.b.op("arith.cmpi", v.length, self.b.i64(0), pred="gt"), True)
+            return Scalar(self.b.op(CmpI, v.length, self.b.i64(0), pred="gt"), True)
         raise self.err(ZymaseTypeError, f"the truth value of {self.describe(v)} is ambiguous "
                        "(use a.any() or a.all() for arrays)", node)
 
@@ -473,7 +502,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         """``not t`` of a truth value: a constant when ``t`` is one."""
         c = self.constant_of(t)
         return self.const_bool(not c) if c is not None else \
-            Scalar(self.b.op("arith.not", t.value), True)
+            Scalar(self.b.op(Not, t.value), True)
 
     def _tuples_equal(self, a: Tup, b: Tup, node) -> Scalar:
         """Python's ``a == b`` of two tuples of numbers (or of tuples): same length and equal
@@ -490,7 +519,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             if ce is False:
                 return self.const_bool(False)
             if ce is None:
-                out = e if co is True else Scalar(self.b.op("arith.andi", out.value, e.value),
+                out = e if co is True else Scalar(self.b.op(AndI, out.value, e.value),
                                                   True)
         return out
 
@@ -500,15 +529,15 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             raise ZymaseTypeError("complex numbers are not ordered", self.b.loc)
         if t.is_complex:
             x, y = self.b.cast(a.value, t), self.b.cast(b.value, t)
-            parts = [self.b.op("arith.cmpf", self.b.op(p, x), self.b.op(p, y), pred=pred)
-                     for p in ("complex.re", "complex.im")]
-            comb = "arith.andi" if pred == "eq" else "arith.ori"
+            parts = [self.b.op(CmpF, self.b.op(p, x), self.b.op(p, y), pred=pred)
+                     for p in (ComplexRe, ComplexIm)]
+            comb = AndI if pred == "eq" else OrI
             return Scalar(self.b.op(comb, *parts), True)
         if a.weak and b.weak and t == F64 and I64 in (a.type, b.type) and a.type != b.type:
             k = self.constant_of(a if a.type == I64 else b)
             if k is None or abs(k) > 2**53:  # (smaller ints convert to float64 exactly)
                 return self.int_float_compare(pred, a, b)
-        name = "arith.cmpf" if t.is_inexact else "arith.cmpi"
+        name = CmpF if t.is_inexact else CmpI
         return Scalar(self.b.op(name, self.b.cast(a.value, t), self.b.cast(b.value, t), pred=pred),
                       True)
 
@@ -525,14 +554,14 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if swap:
             pred = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(pred, pred)
         fi = b_.cast(i, F64)
-        rounded = b_.op("arith.cmpf", fi, f, pred=pred)
-        same = b_.op("arith.cmpf", fi, f, pred="eq")
-        big = b_.op("arith.cmpf", f, b_.const(2.0 ** 63, F64), pred="ge")
-        whole = b_.cast(b_.op("arith.select", big, b_.const(0.0, F64), f), I64)
-        ints = b_.op("arith.cmpi", i, whole, pred=pred)
+        rounded = b_.op(CmpF, fi, f, pred=pred)
+        same = b_.op(CmpF, fi, f, pred="eq")
+        big = b_.op(CmpF, f, b_.const(2.0 ** 63, F64), pred="ge")
+        whole = b_.cast(b_.op(Select, big, b_.const(0.0, F64), f), I64)
+        ints = b_.op(CmpI, i, whole, pred=pred)
         below = b_.i1(pred in ("lt", "le", "ne"))  # i < f when f is 2**63
-        exact = b_.op("arith.select", big, below, ints)
-        return Scalar(b_.op("arith.select", same, exact, rounded), True)
+        exact = b_.op(Select, big, below, ints)
+        return Scalar(b_.op(Select, same, exact, rounded), True)
 
     def expr_BoolOp(self, node):
         is_and = isinstance(node.op, ast.And)

@@ -13,6 +13,26 @@ from __future__ import annotations
 import ast
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AddI,
+    AndI,
+    Assert,
+    CmpI,
+    Dim,
+    FloorDivI,
+    Index,
+    Load,
+    MaxI,
+    MinI,
+    MulI,
+    NegI,
+    Reshape,
+    Select,
+    Store,
+    SubI,
+    Subview,
+    Transpose,
+)
 from ...ir.types import I1, I64, ArrayType
 from ..emit import finite_to_int
 from ..numpy.arrays import array_from_sequence, assign_into, list_to_array
@@ -26,7 +46,7 @@ class IndexingMixin:
 
     # ------------------------------------------------------------------ attributes
     def dim(self, a: Array, axis: int):
-        return self.b.op("array.dim", a.value, axis=axis)
+        return self.b.op(Dim, a.value, axis=axis)
 
     def dims(self, a: Array):
         return [self.dim(a, k) for k in range(a.type.ndim)]
@@ -39,11 +59,11 @@ class IndexingMixin:
         if name == "size":
             n = self.b.i64(1)
             for d in self.dims(a):
-                n = self.b.op("arith.muli", n, d)
+                n = self.b.op(MulI, n, d)
             return Scalar(n, True)
         if name == "T":
             perm = list(range(a.type.ndim))[::-1]
-            return Array(self.b.op("array.transpose", a.value, perm=perm))
+            return Array(self.b.op(Transpose, a.value, perm=perm))
         if name == "dtype":
             return PyObj(a.type.dtype.np_dtype)
         if name in ("real", "imag"):
@@ -60,7 +80,7 @@ class IndexingMixin:
         if isinstance(base, ListVal):
             i = self.index_scalar(self.expr(node.slice), node)
             j = self.norm_index(i, base.length, node)
-            return Scalar(self.b.op("array.load", base.buf, j), False)
+            return Scalar(self.b.op(Load, base.buf, j), False)
         if not isinstance(base, Array):
             raise self.err(ZymaseTypeError, f"{self.describe(base)} cannot be indexed", node)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -104,7 +124,7 @@ class IndexingMixin:
                 dims.append(self.b.i64(1))
         dims += src[k:]
         t = ArrayType(a.type.dtype, len(dims), "C")
-        return Array(self.b.create("array.reshape", [a.value, *dims], [t]).result)
+        return Array(self.b.create(Reshape, [a.value, *dims], [t]).result)
 
     def tuple_subscript(self, base: Tup, node):
         key = self.expr(node.slice)
@@ -144,8 +164,8 @@ class IndexingMixin:
         j = self.norm_index(i, self.b.i64(len(items)), node)
         value = first.value
         for k, x in enumerate(items[1:], 1):
-            hit = self.b.op("arith.cmpi", j, self.b.i64(k), pred="eq")
-            value = self.b.op("arith.select", hit, x.value, value)
+            hit = self.b.op(CmpI, j, self.b.i64(k), pred="eq")
+            value = self.b.op(Select, hit, x.value, value)
         return Array(value) if isinstance(first, Array) else Scalar(value, first.weak)
 
     def dict_subscript(self, base: Struct, node):
@@ -200,7 +220,7 @@ class IndexingMixin:
                            f"ndim={nd}", node)
         if len(items) == nd and all(k == "int" for k, *_ in items):
             idx = [self.norm_index(it[1], self.dim(a, d), node) for d, it in enumerate(items)]
-            return Scalar(self.b.op("array.load", a.value, *idx), False)
+            return Scalar(self.b.op(Load, a.value, *idx), False)
         return Array(self.subview(a, items, node))
 
     def subview(self, a: Array, items, node):
@@ -224,16 +244,16 @@ class IndexingMixin:
             contiguous &= (full or (unit and not seen_slice))
             seen_slice = True
         t = ArrayType(a.type.dtype, sum(keep), "C" if contiguous else "A")
-        return self.b.create("array.subview", [a.value, *offs, *rest], [t], {"keep": keep}).result
+        return self.b.create(Subview, [a.value, *offs, *rest], [t], {"keep": keep}).result
 
     def norm_index(self, i: Scalar, n, node):
         """A Python integer index into a dim of size ``n``: wrap negatives, check the range."""
         k = self.constant_of(i)
         if self.options.boundscheck:
             if k is not None and k >= 0:
-                return self.b.create("array.index", [i.value, n], None,
+                return self.b.create(Index, [i.value, n], None,
                                      {"wrap": False, "check": True}).result
-            return self.b.create("array.index", [i.value, n], None,
+            return self.b.create(Index, [i.value, n], None,
                                  {"wrap": True, "check": True}).result
         return self.wrap(i.value, n)
 
@@ -241,8 +261,8 @@ class IndexingMixin:
         k = self.constant_of(Scalar(x))
         if k is not None and k >= 0:
             return x
-        neg = self.b.op("arith.cmpi", x, self.b.i64(0), pred="lt")
-        return self.b.op("arith.select", neg, self.b.op("arith.addi", x, n), x)
+        neg = self.b.op(CmpI, x, self.b.i64(0), pred="lt")
+        return self.b.op(Select, neg, self.b.op(AddI, x, n), x)
 
     def norm_slice(self, lo, hi, step, n, node):
         """(offset, size, step) of ``lo:hi:step`` on a dim of size ``n`` (Python semantics)."""
@@ -252,8 +272,8 @@ class IndexingMixin:
         if k == 0:
             raise self.err(ZymaseTypeError, "slice step cannot be zero", node)
         if k is None:
-            ok = b.op("arith.cmpi", st, b.i64(0), pred="ne")
-            b.create("rt.assert", [ok], [],
+            ok = b.op(CmpI, st, b.i64(0), pred="ne")
+            b.create(Assert, [ok], [],
                      {"kind": "ValueError", "msg": "slice step cannot be zero"})
         lo_v = None if lo is None else self.index_scalar(lo, node).value
         hi_v = None if hi is None else self.index_scalar(hi, node).value
@@ -263,34 +283,34 @@ class IndexingMixin:
             return self._slice_neg(lo_v, hi_v, st, n)
         p_lo, p_size, _ = self._slice_pos(lo_v, hi_v, st, n, None)
         n_lo, n_size, _ = self._slice_neg(lo_v, hi_v, st, n)
-        pos = b.op("arith.cmpi", st, b.i64(0), pred="gt")
-        return (b.op("arith.select", pos, p_lo, n_lo), b.op("arith.select", pos, p_size, n_size),
+        pos = b.op(CmpI, st, b.i64(0), pred="gt")
+        return (b.op(Select, pos, p_lo, n_lo), b.op(Select, pos, p_size, n_size),
                 st)
 
     def _clamp(self, x, lo, hi):
-        return self.b.op("arith.mini", self.b.op("arith.maxi", x, lo), hi)
+        return self.b.op(MinI, self.b.op(MaxI, x, lo), hi)
 
     def _slice_pos(self, lo, hi, st, n, k):
         b = self.b
         zero = b.i64(0)
         lo = zero if lo is None else self._clamp(self.wrap(lo, n), zero, n)
         hi = n if hi is None else self._clamp(self.wrap(hi, n), zero, n)
-        span = b.op("arith.subi", hi, lo)
+        span = b.op(SubI, hi, lo)
         if k != 1:
-            span = b.op("arith.floordivi", b.op("arith.addi", span,
-                                                b.op("arith.subi", st, b.i64(1))), st)
-        return lo, b.op("arith.maxi", span, zero), st
+            span = b.op(FloorDivI, b.op(AddI, span,
+                                                b.op(SubI, st, b.i64(1))), st)
+        return lo, b.op(MaxI, span, zero), st
 
     def _slice_neg(self, lo, hi, st, n):
         b = self.b
         m1 = b.i64(-1)
-        top = b.op("arith.subi", n, b.i64(1))
+        top = b.op(SubI, n, b.i64(1))
         lo = top if lo is None else self._clamp(self.wrap(lo, n), m1, top)
         hi = m1 if hi is None else self._clamp(self.wrap(hi, n), m1, top)
-        mag = b.op("arith.negi", st)
-        span = b.op("arith.floordivi", b.op("arith.addi", b.op("arith.subi", lo, hi),
-                                            b.op("arith.subi", mag, b.i64(1))), mag)
-        return lo, b.op("arith.maxi", span, b.i64(0)), st
+        mag = b.op(NegI, st)
+        span = b.op(FloorDivI, b.op(AddI, b.op(SubI, lo, hi),
+                                            b.op(SubI, mag, b.i64(1))), mag)
+        return lo, b.op(MaxI, span, b.i64(0)), st
 
     # ------------------------------------------------------------------ writing
     def store_subscript(self, target, value):
@@ -298,7 +318,7 @@ class IndexingMixin:
         if isinstance(base, ListVal):
             i = self.index_scalar(self.expr(target.slice), target)
             j = self.norm_index(i, base.length, target)
-            self.b.create("array.store", [self.to_dtype(value, base.dtype, target), base.buf, j])
+            self.b.create(Store, [self.to_dtype(value, base.dtype, target), base.buf, j])
             return
         if isinstance(base, TupList):
             raise self.err(UnsupportedError, "assigning into a list written out as [a, b, ...] "
@@ -313,7 +333,7 @@ class IndexingMixin:
         if len(items) == nd and all(k == "int" for k, *_ in items):
             idx = [self.norm_index(it[1], self.dim(base, d), target) for d, it in enumerate(items)]
             v = self.to_dtype(value, base.type.dtype, target)
-            self.b.create("array.store", [v, base.value, *idx])
+            self.b.create(Store, [v, base.value, *idx])
             return
         view = Array(self.subview(base, items, target))
         assign_into(self, view, value, target)
@@ -332,9 +352,9 @@ class IndexingMixin:
             # converts through a Python int), where a whole-array copy would wrap
             b, lim = self.b, 2 ** (dtype.bits - 1)
             v = b.cast(value.value, I64)
-            fits = b.op("arith.andi", b.op("arith.cmpi", v, b.i64(-lim), pred="ge"),
-                        b.op("arith.cmpi", v, b.i64(lim), pred="lt"))
-            b.create("rt.assert", [fits], [], {
+            fits = b.op(AndI, b.op(CmpI, v, b.i64(-lim), pred="ge"),
+                        b.op(CmpI, v, b.i64(lim), pred="lt"))
+            b.create(Assert, [fits], [], {
                 "kind": "OverflowError",
                 "msg": f"Python integer out of bounds for {dtype.np_dtype.name}"})
         return self.b.cast(value.value, dtype)
@@ -347,9 +367,9 @@ class IndexingMixin:
             if len(items) == nd and all(k == "int" for k, *_ in items):
                 idx = [self.norm_index(it[1], self.dim(base, d), target)
                        for d, it in enumerate(items)]
-                cur = Scalar(self.b.op("array.load", base.value, *idx), False)
+                cur = Scalar(self.b.op(Load, base.value, *idx), False)
                 new = self.binop(op, cur, self.expr(value_node), node)
-                self.b.create("array.store", [self.to_dtype(new, base.type.dtype, target),
+                self.b.create(Store, [self.to_dtype(new, base.type.dtype, target),
                                               base.value, *idx])
                 return
             if not any(k == "array" for k, *_ in items):
@@ -399,7 +419,7 @@ class IndexingMixin:
             raise self.err(ZymaseTypeError, "enumerate() start must be an integer",
                            start_node)
         s = b.cast(start.value, I64)
-        return zero, n, one, lambda iv: Tup((Scalar(b.op("arith.addi", s, iv.value), True),
+        return zero, n, one, lambda iv: Tup((Scalar(b.op(AddI, s, iv.value), True),
                                              get(iv)))
 
     def zip_iteration(self, node):
@@ -423,10 +443,10 @@ class IndexingMixin:
         n = seqs[0][0]
         for m, _ in seqs[1:]:
             if strict:
-                ok = b.op("arith.cmpi", m, seqs[0][0], pred="eq")
-                b.create("rt.assert", [ok], [], {
+                ok = b.op(CmpI, m, seqs[0][0], pred="eq")
+                b.create(Assert, [ok], [], {
                     "kind": "ValueError", "msg": "zip() arguments have different lengths"})
-            n = b.op("arith.mini", n, m)
+            n = b.op(MinI, n, m)
         return b.i64(0), n, b.i64(1), lambda iv: Tup(tuple(g(iv) for _, g in seqs))
 
     def reversed_iteration(self, node):
@@ -440,16 +460,16 @@ class IndexingMixin:
                 and f.obj is range:
             lb, ub, st, bind = self.range_args([self.expr(a) for a in arg.args], arg)
             n = self.range_trip(lb, ub, st)
-            last = b.op("arith.addi", lb, b.op("arith.muli", b.op("arith.subi", n, b.i64(1)), st))
+            last = b.op(AddI, lb, b.op(MulI, b.op(SubI, n, b.i64(1)), st))
             k = self.constant_of(Scalar(st))  # a constant step stays one (no counter guard)
-            neg = b.i64(-k) if isinstance(k, int) else b.op("arith.negi", st)
-            return last, b.op("arith.subi", lb, st), neg, bind
+            neg = b.i64(-k) if isinstance(k, int) else b.op(NegI, st)
+            return last, b.op(SubI, lb, st), neg, bind
         v = self.expr(arg)
         if isinstance(v, Tup):
             raise self.err(UnsupportedError, "reversed() of a tuple is not supported: write the "
                            "tuple in reverse order", node)
         n, get = self.sequence(v, arg)
-        return b.op("arith.subi", n, b.i64(1)), b.i64(-1), b.i64(-1), get
+        return b.op(SubI, n, b.i64(1)), b.i64(-1), b.i64(-1), get
 
     def iterable(self, node):
         """(length, get(k)) of what ``enumerate``/``zip`` are given: a sequence, or a ``range``,
@@ -459,9 +479,9 @@ class IndexingMixin:
             lb, ub, step, bind = self.iteration(node)
             b = self.b
             if self.constant_of(Scalar(lb)) == 0 and self.constant_of(Scalar(step)) == 1:
-                return b.op("arith.maxi", ub, b.i64(0)), bind
+                return b.op(MaxI, ub, b.i64(0)), bind
             n = self.range_trip(lb, ub, step)
-            return n, lambda k: bind(Scalar(b.op("arith.addi", lb, b.op("arith.muli", k.value,
+            return n, lambda k: bind(Scalar(b.op(AddI, lb, b.op(MulI, k.value,
                                                                           step)), True))
         return self.sequence(self.expr(node), node)
 
@@ -472,20 +492,20 @@ class IndexingMixin:
                 raise self.err(ZymaseTypeError, "cannot iterate over a 0-d array", node)
             return self.dim(v, 0), lambda iv: self._row(v, iv)
         if isinstance(v, ListVal):
-            return v.length, lambda iv: Scalar(self.b.op("array.load", v.buf, iv.value), False)
+            return v.length, lambda iv: Scalar(self.b.op(Load, v.buf, iv.value), False)
         raise self.err(UnsupportedError, f"cannot iterate over {self.describe(v)} (use range, "
                        "enumerate, zip, an array or a list)", node)
 
     def _row(self, a: Array, iv: Scalar):
         if a.type.ndim == 1:
-            return Scalar(self.b.op("array.load", a.value, iv.value), False)
+            return Scalar(self.b.op(Load, a.value, iv.value), False)
         offs = [iv.value] + [self.b.i64(0)] * (a.type.ndim - 1)
         rest = []
         for d in range(1, a.type.ndim):
             rest += [self.dim(a, d), self.b.i64(1)]
         t = ArrayType(a.type.dtype, a.type.ndim - 1, a.type.layout)
         keep = [False] + [True] * (a.type.ndim - 1)
-        return Array(self.b.create("array.subview", [a.value, *offs, *rest], [t],
+        return Array(self.b.create(Subview, [a.value, *offs, *rest], [t],
                                    {"keep": keep}).result)
 
     def range_args(self, args, node):
@@ -506,7 +526,7 @@ class IndexingMixin:
             if k == 0:
                 raise self.err(ZymaseTypeError, "range() arg 3 must not be zero", node)
             if k is None:
-                ok = self.b.op("arith.cmpi", st, self.b.i64(0), pred="ne")
-                self.b.create("rt.assert", [ok], [], {"kind": "ValueError",
+                ok = self.b.op(CmpI, st, self.b.i64(0), pred="ne")
+                self.b.create(Assert, [ok], [], {"kind": "ValueError",
                                                       "msg": "range() arg 3 must not be zero"})
         return lb, ub, st, lambda iv: iv

@@ -14,6 +14,23 @@ import ast
 from ...checkpointing import checkpoint
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.core import Block, Region, Value
+from ...ir.ops import (
+    AddI,
+    AndI,
+    Assert,
+    CmpI,
+    Condition,
+    FloorDivI,
+    For,
+    MaxI,
+    MulI,
+    NegI,
+    Not,
+    OrI,
+    Select,
+    SubI,
+    While,
+)
 from ...ir.types import I64
 from .. import scan
 from ..numpy.params import static
@@ -46,7 +63,7 @@ class LoopMixin:
         vals = [self.symtab[f].value for f in flags if f in self.symtab]
         out = vals[0]
         for v in vals[1:]:
-            out = self.b.op("arith.ori", out, v)
+            out = self.b.op(OrI, out, v)
         return Scalar(out, True)
 
     def loop_body(self, stmts, pre=None, post=None):
@@ -147,7 +164,7 @@ class LoopMixin:
         self.symtab = before
         inits = [x for n, t in templates.items()
                  for x in flatten(self.convert(before.get(n, UNDEF), t, n))]
-        op = self.b.create("scf.for", [lb, ub, step, *inits], [v.type for v in inits],
+        op = self.b.create(For, [lb, ub, step, *inits], [v.type for v in inits],
                            regions=[Region([body])])
         results = list(op.results)
         for n, t in templates.items():
@@ -163,16 +180,16 @@ class LoopMixin:
         b = self.b
         one = b.i64(1)
         # every counter value i < ub has i + step <= ub - 1 + step: fine while ub <= MAX - step + 1
-        up = b.op("arith.cmpi", ub, b.op("arith.subi", b.i64(2**63 - 1),
-                                         b.op("arith.subi", step, one)), pred="le")
-        down = b.op("arith.cmpi", ub, b.op("arith.addi", b.i64(-(2**63)),
-                                           b.op("arith.subi", b.op("arith.negi", step), one)),
+        up = b.op(CmpI, ub, b.op(SubI, b.i64(2**63 - 1),
+                                         b.op(SubI, step, one)), pred="le")
+        down = b.op(CmpI, ub, b.op(AddI, b.i64(-(2**63)),
+                                           b.op(SubI, b.op(NegI, step), one)),
                     pred="ge")
-        pos = b.op("arith.cmpi", step, b.i64(0), pred="gt")
-        empty = b.op("arith.select", pos, b.op("arith.cmpi", lb, ub, pred="ge"),
-                     b.op("arith.cmpi", lb, ub, pred="le"))
-        ok = b.op("arith.ori", empty, b.op("arith.select", pos, up, down))
-        b.create("rt.assert", [ok], [], {
+        pos = b.op(CmpI, step, b.i64(0), pred="gt")
+        empty = b.op(Select, pos, b.op(CmpI, lb, ub, pred="ge"),
+                     b.op(CmpI, lb, ub, pred="le"))
+        ok = b.op(OrI, empty, b.op(Select, pos, up, down))
+        b.create(Assert, [ok], [], {
             "kind": "OverflowError",
             "msg": "range(): the loop counter would step past the 64-bit integer limit (bounds "
                    "within one step of it are not supported)"})
@@ -197,7 +214,7 @@ class LoopMixin:
                 self.symtab[n] = rebuild(tpl, pre_flat)
             with self.b.at(pre):
                 c = cond_fn()
-                self.b.create("scf.condition", [c.value, *pre.args], [])
+                self.b.create(Condition, [c.value, *pre.args], [])
             self.symtab = dict(before)
             post_flat = list(post.args)
             for n, tpl in templates.items():
@@ -221,7 +238,7 @@ class LoopMixin:
         self.symtab = before
         inits = [x for n, t in templates.items()
                  for x in flatten(self.convert(before.get(n, UNDEF), t, n))]
-        op = self.b.create("scf.while", inits, [v.type for v in inits],
+        op = self.b.create(While, inits, [v.type for v in inits],
                            regions=[Region([pre]), Region([post])])
         results = list(op.results)
         for n, t in templates.items():
@@ -253,7 +270,7 @@ class LoopMixin:
             block, n = self.b.block, len(self.b.block.ops)
             self.lower_for_range(s, lb, ub, step, bind_target)
             if snaps is not None:  # marked for reverse mode (autodiff/checkpoint.py)
-                loop = next(op for op in reversed(block.ops[n:]) if op.name == "scf.for")
+                loop = next(op for op in reversed(block.ops[n:]) if isinstance(op, For))
                 loop.attrs["checkpoint"] = snaps
 
     def checkpoint_marker(self, s):
@@ -286,19 +303,19 @@ class LoopMixin:
         has_brk = scan.has_loop_exit(s.body, (ast.Break,))
 
         def cond_fn():
-            more = self.b.op("arith.cmpi", self.symtab["$k"].value, trip, pred="lt")
+            more = self.b.op(CmpI, self.symtab["$k"].value, trip, pred="lt")
             stop = self.any_flag(("$brk", "$ret"))
-            return Scalar(self.b.op("arith.andi", more, self.b.op("arith.not", stop.value)), True)
+            return Scalar(self.b.op(AndI, more, self.b.op(Not, stop.value)), True)
 
         def body_fn():
             k = self.symtab["$k"].value
 
             def pre():
-                iv = self.b.op("arith.addi", lb, self.b.op("arith.muli", k, step))
+                iv = self.b.op(AddI, lb, self.b.op(MulI, k, step))
                 bind_target(Scalar(iv, True))
 
             def post():
-                self.symtab["$k"] = Scalar(self.b.op("arith.addi", k, self.b.i64(1)), False)
+                self.symtab["$k"] = Scalar(self.b.op(AddI, k, self.b.i64(1)), False)
 
             self.loop_body(s.body, pre=pre, post=post)
 
@@ -309,18 +326,18 @@ class LoopMixin:
         """``len(range(lb, ub, step))`` as IR (step is non-zero)."""
         b = self.b
         zero, one = b.i64(0), b.i64(1)
-        pos = b.op("arith.cmpi", step, zero, pred="gt")
-        span = b.op("arith.select", pos, b.op("arith.subi", ub, lb), b.op("arith.subi", lb, ub))
+        pos = b.op(CmpI, step, zero, pred="gt")
+        span = b.op(Select, pos, b.op(SubI, ub, lb), b.op(SubI, lb, ub))
         # a span past 2**63 - 1 wraps negative and would read as an empty range
-        wide = b.op("arith.andi", b.op("arith.cmpi", span, zero, pred="lt"),
-                    b.op("arith.select", pos, b.op("arith.cmpi", ub, lb, pred="gt"),
-                         b.op("arith.cmpi", lb, ub, pred="gt")))
-        b.create("rt.assert", [b.op("arith.not", wide)], [], {
+        wide = b.op(AndI, b.op(CmpI, span, zero, pred="lt"),
+                    b.op(Select, pos, b.op(CmpI, ub, lb, pred="gt"),
+                         b.op(CmpI, lb, ub, pred="gt")))
+        b.create(Assert, [b.op(Not, wide)], [], {
             "kind": "OverflowError",
             "msg": "range(): the distance between the bounds does not fit in 64 bits"})
-        mag = b.op("arith.select", pos, step, b.op("arith.negi", step))
-        n = b.op("arith.floordivi", b.op("arith.addi", span, b.op("arith.subi", mag, one)), mag)
-        return b.op("arith.maxi", n, zero)
+        mag = b.op(Select, pos, step, b.op(NegI, step))
+        n = b.op(FloorDivI, b.op(AddI, span, b.op(SubI, mag, one)), mag)
+        return b.op(MaxI, n, zero)
 
 
 def _clear(block: Block):

@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.builder import Builder
 from ...ir.core import Block, Func, Region, Value
+from ...ir.ops import Alloc, Assert, If, Not, OrI, Relayout
 from ...ir.types import ArrayType
 from .. import scan
 from ..typing import (
@@ -228,7 +229,7 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
                     v = self.expr(call.args[0])
                     if isinstance(v, PyObj) and isinstance(v.obj, str):
                         msg = v.obj
-        self.b.create("rt.assert", [self.b.i1(False)], [], {
+        self.b.create(Assert, [self.b.i1(False)], [], {
             "kind": kind, "msg": msg.replace("{", "{{").replace("}", "}}")})
         self.raised = self.terminated = True
 
@@ -237,7 +238,7 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
         msg = "assertion failed"
         if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str):
             msg = s.msg.value
-        self.b.create("rt.assert", [ok.value], [], {"kind": "AssertionError", "msg": msg})
+        self.b.create(Assert, [ok.value], [], {"kind": "AssertionError", "msg": msg})
 
     def visit_If(self, s):
         cond = self.truth(self.expr(s.test), s.test)
@@ -254,8 +255,8 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
             return self.const_bool(True)  # (no exit was compiled: a branch folded away)
         any_exit = flags[0].value
         for f in flags[1:]:
-            any_exit = self.b.op("arith.ori", any_exit, f.value)
-        return Scalar(self.b.op("arith.not", any_exit), True)
+            any_exit = self.b.op(OrI, any_exit, f.value)
+        return Scalar(self.b.op(Not, any_exit), True)
 
     # ------------------------------------------------------------------ if / merge
     def lower_if(self, cond: Scalar, then_fn, else_fn) -> None:
@@ -279,7 +280,7 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
                                for n, v in envs[1 - k].items()}
         self.raised = raised0 or all(raised)
         merged, same = self._merge_envs(before, envs, blocks)
-        op = self.b.create("scf.if", [cond.value], [t for _, tpl in merged for t in ir_types(tpl)],
+        op = self.b.create(If, [cond.value], [t for _, tpl in merged for t in ir_types(tpl)],
                            regions=[Region([blk]) for blk in blocks])
         results = list(op.results)
         self.symtab = dict(before)
@@ -390,7 +391,7 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
         if isinstance(tpl, Array):
             if v.type == tpl.type:
                 return v
-            return Array(self.b.op("array.relayout", v.value, type=tpl.type))
+            return Array(self.b.op(Relayout, v.value, type=tpl.type))
         if isinstance(tpl, Tup):
             return Tup(tuple(self.convert(x, t, name) for x, t in zip(v.items, tpl.items)))
         if isinstance(tpl, Struct):
@@ -406,11 +407,11 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
             return Scalar(self.b.const(0, tpl.type), tpl.weak)
         if isinstance(tpl, Array):
             zeros = [self.b.i64(0)] * tpl.type.ndim
-            a = self.b.create("array.alloc", zeros, [tpl.type.with_layout("C")],
+            a = self.b.create(Alloc, zeros, [tpl.type.with_layout("C")],
                               {"init": "zero"}).result
             return self.convert(Array(a), tpl, "")
         if isinstance(tpl, ListVal):
-            buf = self.b.create("array.alloc", [self.b.i64(0)], [tpl.buf.type],
+            buf = self.b.create(Alloc, [self.b.i64(0)], [tpl.buf.type],
                                 {"init": "zero", "list": True}).result
             return ListVal(buf, self.b.i64(0))
         if isinstance(tpl, Tup):

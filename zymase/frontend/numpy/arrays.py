@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import ShapeError, UnsupportedError, ZymaseTypeError
 from ...ir.core import VIEW
+from ...ir.ops import Alloc, ArrayConst, Assert, Broadcast, CmpI, OrI, Select
 from ...ir.types import F64, I1, I64, ArrayType, ScalarType, scalar_from_dtype
 from ..emit import alloc, load, nest, store
 from ..typing import Array, ListVal, PyObj, Scalar, SType, Tup, result_type, stype
@@ -38,12 +39,12 @@ def _combine(lw, d1, d2):
         return d1
     b = lw.b
     one = b.i64(1)
-    same = b.op("arith.cmpi", d1, d2, pred="eq")
-    ok = b.op("arith.ori", same, b.op("arith.ori", b.op("arith.cmpi", d1, one, pred="eq"),
-                                      b.op("arith.cmpi", d2, one, pred="eq")))
-    b.create("rt.assert", [ok], [], {"kind": "ShapeError",
+    same = b.op(CmpI, d1, d2, pred="eq")
+    ok = b.op(OrI, same, b.op(OrI, b.op(CmpI, d1, one, pred="eq"),
+                                      b.op(CmpI, d2, one, pred="eq")))
+    b.create(Assert, [ok], [], {"kind": "ShapeError",
                                      "msg": "operands could not be broadcast together"})
-    return b.op("arith.select", b.op("arith.cmpi", d1, one, pred="eq"), d2, d1)
+    return b.op(Select, b.op(CmpI, d1, one, pred="eq"), d2, d1)
 
 
 def check_broadcastable(lw, a: Array, dims, node) -> None:
@@ -56,9 +57,9 @@ def check_broadcastable(lw, a: Array, dims, node) -> None:
     for d, want in zip(lw.dims(a), dims[len(dims) - a.type.ndim:]):
         if d is want:
             continue
-        ok = b.op("arith.ori", b.op("arith.cmpi", d, want, pred="eq"),
-                  b.op("arith.cmpi", d, one, pred="eq"))
-        b.create("rt.assert", [ok], [], {
+        ok = b.op(OrI, b.op(CmpI, d, want, pred="eq"),
+                  b.op(CmpI, d, one, pred="eq"))
+        b.create(Assert, [ok], [], {
             "kind": "ShapeError",
             "msg": "could not broadcast the input array into the shape of the array written"})
 
@@ -68,7 +69,7 @@ def broadcast_to(lw, a: Array, dims) -> Array:
     if a.type.ndim == len(dims) and all(x is y for x, y in zip(lw.dims(a), dims)):
         return a
     t = ArrayType(a.type.dtype, len(dims), "A")
-    return Array(lw.b.create("array.broadcast", [a.value, *dims], [t]).result)
+    return Array(lw.b.create(Broadcast, [a.value, *dims], [t]).result)
 
 
 def element(lw, v, dims, idx):
@@ -114,9 +115,8 @@ def may_overlap(a: Array, b: Array) -> bool:
     ra, rb = root(a.value), root(b.value)
     if ra is rb:
         return True
-    fresh = ("array.alloc", "array.const")
-    return not ((ra.op is not None and ra.op.name in fresh) or
-                (rb.op is not None and rb.op.name in fresh))
+    fresh = (Alloc, ArrayConst)
+    return not (isinstance(ra.op, fresh) or isinstance(rb.op, fresh))
 
 
 def _unshare(lw, src, dst: Array):

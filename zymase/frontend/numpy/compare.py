@@ -6,6 +6,21 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AbsF,
+    AddF,
+    AndI,
+    CmpF,
+    ComplexIm,
+    ComplexRe,
+    IsFinite,
+    IsInf,
+    IsNan,
+    MulF,
+    OrI,
+    Select,
+    SubF,
+)
 from ...ir.types import I1
 from ..emit import arith
 from ..typing import Array, FVal, Scalar, result_type
@@ -45,7 +60,7 @@ def _where(lw, args, kwargs, node):
 
     def elem(c, a, b):
         c = lw.truth(c, node).value
-        return Scalar(lw.b.op("arith.select", c, lw.b.cast(a.value, t), lw.b.cast(b.value, t)))
+        return Scalar(lw.b.op(Select, c, lw.b.cast(a.value, t), lw.b.cast(b.value, t)))
 
     return map_elements(lw, [cond, x, y], elem, t, node)
 
@@ -93,20 +108,21 @@ def _m_clip(lw, a, args, kwargs, node):
     return _clip(lw, [a, *args], kwargs, node)
 
 
-def _is_test(name):
-    """np.isnan/isinf/isfinite: False/False/True for ints; complex tests both parts."""
+def _is_test(op):
+    """np.isnan/isinf/isfinite (``op`` IsNan/IsInf/IsFinite): False/False/True for ints; complex
+    tests both parts."""
 
     def elem(lw, x):
         t = x.type
         if not t.is_inexact:
-            return lw.b.i1(name == "math.isfinite")
+            return lw.b.i1(op is IsFinite)
         if not t.is_complex:
-            return lw.b.op(name, x.value)
-        re, im = (lw.b.op(name, lw.b.op(p, x.value)) for p in ("complex.re", "complex.im"))
-        return lw.b.op("arith.andi" if name == "math.isfinite" else "arith.ori", re, im)
+            return lw.b.op(op, x.value)
+        re, im = (lw.b.op(op, lw.b.op(p, x.value)) for p in (ComplexRe, ComplexIm))
+        return lw.b.op(AndI if op is IsFinite else OrI, re, im)
 
     def h(lw, args, kwargs, node):
-        b = bind(lw, name.replace("math.", "np."), args, kwargs, node, [("x", REQUIRED)])
+        b = bind(lw, op.name.replace("math.", "np."), args, kwargs, node, [("x", REQUIRED)])
         return elementwise(lw, b["x"], lambda x: elem(lw, x), I1, node)
 
     return h
@@ -137,14 +153,14 @@ def _isclose(lw, args, kwargs, node, fname="np.isclose"):
                          node)
         x, y = b.cast(x.value, ft), b.cast(y.value, ft)
         rtol, atol = (b.cast(v.value, ft) for v in tols)
-        diff = b.op("math.absf", b.op("arith.subf", x, y))
-        tol = b.op("arith.addf", atol, b.op("arith.mulf", rtol, b.op("math.absf", y)))
-        close = b.op("arith.andi", b.op("arith.cmpf", diff, tol, pred="le"),
-                     b.op("math.isfinite", y))
-        r = b.op("arith.ori", close, b.op("arith.cmpf", x, y, pred="eq"))  # NumPy 2's rule
+        diff = b.op(AbsF, b.op(SubF, x, y))
+        tol = b.op(AddF, atol, b.op(MulF, rtol, b.op(AbsF, y)))
+        close = b.op(AndI, b.op(CmpF, diff, tol, pred="le"),
+                     b.op(IsFinite, y))
+        r = b.op(OrI, close, b.op(CmpF, x, y, pred="eq"))  # NumPy 2's rule
         if equal_nan:
-            both = b.op("arith.andi", b.op("math.isnan", x), b.op("math.isnan", y))
-            r = b.op("arith.ori", r, both)
+            both = b.op(AndI, b.op(IsNan, x), b.op(IsNan, y))
+            r = b.op(OrI, r, both)
         return r
 
     return elementwise2(lw, p["a"], p["b"], elem, lambda t: I1, node)
@@ -163,9 +179,9 @@ register_all(
         np.clip: _clip,
         np.isclose: _isclose,
         np.allclose: _allclose,
-        np.isnan: _is_test("math.isnan"),
-        np.isinf: _is_test("math.isinf"),
-        np.isfinite: _is_test("math.isfinite"),
+        np.isnan: _is_test(IsNan),
+        np.isinf: _is_test(IsInf),
+        np.isfinite: _is_test(IsFinite),
     }
 )
 add_methods({"clip": _m_clip})

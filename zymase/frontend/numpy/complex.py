@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ...errors import UnsupportedError
+from ...ir.ops import Atan2, ComplexIm, ComplexRe, Conj, MulF
 from ..typing import Array, Scalar
 from .arrays import elementwise, float_type, map_elements, operand, sdtype
 from .params import REQUIRED, bind, static
@@ -16,7 +17,7 @@ from .registry import add_methods, register_all
 
 
 def complex_part(lw, a: Array, name, node):
-    op = "complex.re" if name == "real" else "complex.im"
+    op = ComplexRe if name == "real" else ComplexIm
     if not a.type.dtype.is_complex:
         return a if name == "real" else map_elements(
             lw, [a], lambda x: Scalar(lw.b.const(0, x.type)), a.type.dtype, node)
@@ -39,7 +40,7 @@ def conj(lw, v, node):
     v = operand(lw, v, node)
     if not sdtype(v).type.is_complex:
         return elementwise(lw, v, lambda x: x.value, sdtype(v).type, node)
-    return elementwise(lw, v, lambda x: lw.b.op("complex.conj", x.value), sdtype(v).type, node)
+    return elementwise(lw, v, lambda x: lw.b.op(Conj, x.value), sdtype(v).type, node)
 
 
 def _conj(lw, args, kwargs, node):
@@ -59,11 +60,11 @@ def _angle(lw, args, kwargs, node):
 
     def elem(x):
         if zt.is_complex:
-            im, re = lw.b.op("complex.im", x.value), lw.b.op("complex.re", x.value)
+            im, re = lw.b.op(ComplexIm, x.value), lw.b.op(ComplexRe, x.value)
         else:
             im, re = lw.b.const(0, t), lw.b.cast(x.value, t)
-        out = lw.b.op("math.atan2", im, re)
-        return lw.b.op("arith.mulf", out, lw.b.const(180 / math.pi, t)) if deg else out
+        out = lw.b.op(Atan2, im, re)
+        return lw.b.op(MulF, out, lw.b.const(180 / math.pi, t)) if deg else out
 
     return elementwise(lw, z, elem, t, node)
 

@@ -7,7 +7,8 @@ shows."""
 from __future__ import annotations
 
 from ...errors import UnsupportedError
-from ...ir.roots import WRITTEN, array_roots
+from ...ir.ops import Alloc, Call, Store
+from ...ir.roots import array_roots, written_buffers
 from ...ir.types import ArrayType
 from ..typing import Array
 
@@ -32,7 +33,7 @@ def protect_copy(block, start: int, out: Array, kind: str) -> None:
     out.value.op.attrs["protected_copy"] = kind
     for op in block.ops[start:]:
         for inner in op.walk():
-            if inner.name == "array.store" and inner.operands[1] is out.value:
+            if isinstance(inner, Store) and inner.operands[1] is out.value:
                 inner.attrs["copy_fill"] = True
 
 
@@ -41,7 +42,7 @@ def check_reshape_copies(module) -> None:
     ``reshape``/``ravel`` of a possibly non-contiguous array, the diagonal of a matrix."""
     written = _written_params(module)
     for func in module:
-        copies = [op for op in func.walk() if op.name == "array.alloc"
+        copies = [op for op in func.walk() if isinstance(op, Alloc)
                   and op.attrs.get("protected_copy")]
         if not copies:
             continue
@@ -57,15 +58,13 @@ def check_reshape_copies(module) -> None:
 
 
 def _written_operands(op, written: dict) -> list:
-    """The array operands ``op`` may write (a call: those its callee writes, per ``written``;
-    all of them when the callee is unknown)."""
-    if op.name in WRITTEN:
-        return [op.operands[i] for i in WRITTEN[op.name]]
-    if op.name == "func.call":
+    """The array operands ``op`` may write (``written_buffers``; a call: those its callee
+    writes, per ``written``, all of them when the callee is unknown)."""
+    if isinstance(op, Call):
         w = written.get(str(op.attrs.get("callee")))
         return [v for k, v in enumerate(op.operands)
                 if isinstance(v.type, ArrayType) and (w is None or k in w)]
-    return []
+    return written_buffers(op)
 
 
 def _written_params(module) -> dict:

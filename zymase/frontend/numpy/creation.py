@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import Assert, CmpI, ComplexCreate
 from ...ir.types import C64, C128, F32, F64, I1, I32, I64, ScalarType
 from ..emit import alloc, finite_to_int, nest, store
 from ..typing import Array, EmptyList, ListVal, PyObj, Scalar, Tup
@@ -32,8 +33,8 @@ from .registry import method, register_all
 
 def _checked_dims(lw, dims):
     for d in dims:
-        ok = lw.b.op("arith.cmpi", d, lw.b.i64(0), pred="ge")
-        lw.b.create("rt.assert", [ok], [], {"kind": "ValueError",
+        ok = lw.b.op(CmpI, d, lw.b.i64(0), pred="ge")
+        lw.b.create(Assert, [ok], [], {"kind": "ValueError",
                                             "msg": "negative dimensions are not allowed"})
     return dims
 
@@ -184,7 +185,7 @@ def _scalar_ctor(t: ScalarType, fname):
             return Scalar(lw.b.const(0, t), False)
         if len(args) == 2:
             re, im = (_convert(lw, operand(lw, a, node), t.real_type, fname, node) for a in args)
-            return Scalar(lw.b.op("complex.create", re.value, im.value), False)
+            return Scalar(lw.b.op(ComplexCreate, re.value, im.value), False)
         return _convert(lw, operand(lw, args[0], node), t, fname, node)
 
     return h

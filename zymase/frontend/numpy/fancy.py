@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ...errors import UnsupportedError, ZymaseIndexError, ZymaseTypeError
 from ...ir.core import Block, Region
+from ...ir.ops import AddI, CmpI, If, OrI
 from ...ir.types import I64
 from ..emit import alloc, check, load, nest, store
 from ..typing import Array, Scalar
@@ -62,7 +63,7 @@ def _if(lw, cond, then_fn, else_fn, types):
         with lw.b.at(blk):
             lw.b.yield_(*fn())
         blocks.append(blk)
-    op = lw.b.create("scf.if", [cond], types, regions=[Region([x]) for x in blocks])
+    op = lw.b.create(If, [cond], types, regions=[Region([x]) for x in blocks])
     return list(op.results)
 
 
@@ -71,7 +72,7 @@ def _check_mask(lw, view, p, mask):
     for j, d in enumerate(lw.dims(mask)):
         check(
             lw,
-            lw.b.op("arith.cmpi", d, vd[p + j], pred="eq"),
+            lw.b.op(CmpI, d, vd[p + j], pred="eq"),
             "IndexError",
             "boolean index did not match the indexed array",
         )
@@ -79,7 +80,7 @@ def _check_mask(lw, view, p, mask):
 
 def _count(lw, mask):
     def body(idx, acc):
-        return [lw.b.op("arith.addi", acc[0], lw.b.cast(load(lw, mask, idx), I64))]
+        return [lw.b.op(AddI, acc[0], lw.b.cast(load(lw, mask, idx), I64))]
 
     return nest(lw, lw.dims(mask), body, [lw.b.i64(0)])[0]
 
@@ -96,7 +97,7 @@ def _each_selected(lw, view, p, mask, visit):
 
             def then():
                 visit(o, mi, k)
-                return [lw.b.op("arith.addi", k, one)]
+                return [lw.b.op(AddI, k, one)]
 
             return _if(lw, load(lw, mask, mi), then, lambda: [k], [I64])
 
@@ -159,9 +160,9 @@ def _target(lw, v, dims, node):
         )
     for d, t in zip(lw.dims(v)[::-1], dims[::-1]):
         ok = lw.b.op(
-            "arith.ori",
-            lw.b.op("arith.cmpi", d, t, pred="eq"),
-            lw.b.op("arith.cmpi", d, lw.b.i64(1), pred="eq"),
+            OrI,
+            lw.b.op(CmpI, d, t, pred="eq"),
+            lw.b.op(CmpI, d, lw.b.i64(1), pred="eq"),
         )
         check(
             lw,

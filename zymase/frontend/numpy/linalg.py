@@ -13,6 +13,24 @@ import ast
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AbsF,
+    AddF,
+    AddI,
+    CmpI,
+    ComplexAbs,
+    ComplexIm,
+    ComplexRe,
+    Conj,
+    Matmul,
+    MaxI,
+    MinI,
+    MulF,
+    NegI,
+    Sqrt,
+    SubI,
+    Transpose,
+)
 from ...ir.types import F32, F64, I64
 from .. import library
 from ..emit import alloc, arith, check, load, nest, store
@@ -44,14 +62,14 @@ def matmul(lw, a, b, node):
     a, b = _operands(lw, a, b, "matmul", node)
     t = result_type(sdtype(a), sdtype(b)).type
     k = lw.dim(a, a.type.ndim - 1)
-    check(lw, lw.b.op("arith.cmpi", k, lw.dim(b, 0), pred="eq"), "ShapeError", INNER_MISMATCH)
+    check(lw, lw.b.op(CmpI, k, lw.dim(b, 0), pred="eq"), "ShapeError", INNER_MISMATCH)
     if a.type.ndim == b.type.ndim == 1:
         return Scalar(_dot_loop(lw, a, b, t, conj=False), False)
     out_dims = lw.dims(a)[:-1] + lw.dims(b)[1:]
     if t.is_float:
         out = alloc(lw, t, out_dims)
         lw.b.create(
-            "linalg.matmul",
+            Matmul,
             [_as_type(lw, a, t, node).value, _as_type(lw, b, t, node).value, out.value],
         )
         return out
@@ -68,7 +86,7 @@ def _dot_loop(lw, a, b, t, conj):
     def body(idx, acc):
         x, y = (lw.b.cast(load(lw, v, idx), t) for v in (a, b))
         if conj and t.is_complex:
-            x = lw.b.op("complex.conj", x)
+            x = lw.b.op(Conj, x)
         return [arith(lw, "add", acc[0], arith(lw, "mul", x, y))]
 
     return nest(lw, [lw.dim(a, 0)], body, [lw.b.const(0, t)])[0]
@@ -126,7 +144,7 @@ def _inner(lw, args, kwargs, node):
     p = bind(lw, "np.inner", args, kwargs, node, [("a", REQUIRED), ("b", REQUIRED)])
     a, b = operand(lw, p["a"], node), operand(lw, p["b"], node)
     if isinstance(a, Array) and isinstance(b, Array) and b.type.ndim == 2:
-        b = Array(lw.b.op("array.transpose", b.value, perm=[1, 0]))
+        b = Array(lw.b.op(Transpose, b.value, perm=[1, 0]))
     return dot(lw, a, b, node)
 
 
@@ -158,7 +176,7 @@ def _vdot(lw, args, kwargs, node):
     t = result_type(sdtype(a), sdtype(b)).type
     check(
         lw,
-        lw.b.op("arith.cmpi", lw.dim(a, 0), lw.dim(b, 0), pred="eq"),
+        lw.b.op(CmpI, lw.dim(a, 0), lw.dim(b, 0), pred="eq"),
         "ShapeError",
         "vdot: the operands have different sizes",
     )
@@ -223,24 +241,24 @@ def _norm(lw, args, kwargs, node):
     def body(idx, acc):
         v = load(lw, x, idx)
         parts = (
-            [lw.b.op("complex.re", v), lw.b.op("complex.im", v)]
+            [lw.b.op(ComplexRe, v), lw.b.op(ComplexIm, v)]
             if xt.is_complex
             else [lw.b.cast(v, t)]
         )
         s = acc[0]
         for q in parts:
-            s = lw.b.op("arith.addf", s, lw.b.op("arith.mulf", q, q))
+            s = lw.b.op(AddF, s, lw.b.op(MulF, q, q))
         return [s]
 
     total = nest(lw, lw.dims(x), body, [lw.b.const(0, t)])[0]
-    r = Scalar(lw.b.op("math.sqrt", total), False)
+    r = Scalar(lw.b.op(Sqrt, total), False)
     return keep_dims(lw, r, x, None, node) if keep else r
 
 
 def _abs_value(lw, v, t):
     if v.type.is_complex:
-        return lw.b.op("complex.abs", v)
-    return lw.b.op("math.absf", lw.b.cast(v, t))
+        return lw.b.op(ComplexAbs, v)
+    return lw.b.op(AbsF, lw.b.cast(v, t))
 
 
 # ---------------------------------------------------------------------- diagonals
@@ -249,12 +267,12 @@ def _abs_value(lw, v, t):
 def _diag_start(lw, k):
     """(first row, first column) of diagonal ``k``: (max(-k, 0), max(k, 0))."""
     zero = lw.b.i64(0)
-    return (lw.b.op("arith.maxi", lw.b.op("arith.negi", k), zero), lw.b.op("arith.maxi", k, zero))
+    return (lw.b.op(MaxI, lw.b.op(NegI, k), zero), lw.b.op(MaxI, k, zero))
 
 
 def _diag_length(lw, rows, cols, r0, c0):
-    n = lw.b.op("arith.mini", lw.b.op("arith.subi", rows, r0), lw.b.op("arith.subi", cols, c0))
-    return lw.b.op("arith.maxi", n, lw.b.i64(0))
+    n = lw.b.op(MinI, lw.b.op(SubI, rows, r0), lw.b.op(SubI, cols, c0))
+    return lw.b.op(MaxI, n, lw.b.i64(0))
 
 
 def _offset(lw, v, what, node):
@@ -284,7 +302,7 @@ def trace(lw, a, offset, dtype, node):
 
     def body(idx, acc):
         i = idx[0]
-        x = load(lw, a, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)])
+        x = load(lw, a, [lw.b.op(AddI, r0, i), lw.b.op(AddI, c0, i)])
         return [arith(lw, "add", acc[0], lw.b.cast(x, t))]
 
     return Scalar(nest(lw, [n], body, [lw.b.const(0, t)])[0], False)
@@ -322,7 +340,7 @@ def diagonal(lw, a, k, node) -> Array:
     def body(idx, acc):
         i = idx[0]
         store(
-            lw, load(lw, a, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)]), out, idx
+            lw, load(lw, a, [lw.b.op(AddI, r0, i), lw.b.op(AddI, c0, i)]), out, idx
         )
 
     nest(lw, [n], body)
@@ -338,13 +356,13 @@ def _diag(lw, args, kwargs, node):
         return diagonal(lw, v, p["k"], node)
     r0, c0 = _diag_start(lw, _offset(lw, p["k"], "k", node))
     n = lw.dim(v, 0)
-    size = lw.b.op("arith.addi", n, lw.b.op("arith.addi", r0, c0))
+    size = lw.b.op(AddI, n, lw.b.op(AddI, r0, c0))
     out = alloc(lw, v.type.dtype, [size, size], "zero")
 
     def body(idx, acc):
         i = idx[0]
         store(
-            lw, load(lw, v, idx), out, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)]
+            lw, load(lw, v, idx), out, [lw.b.op(AddI, r0, i), lw.b.op(AddI, c0, i)]
         )
 
     nest(lw, [n], body)
@@ -366,7 +384,7 @@ def eye(lw, n, m, k, dtype, node) -> Array:
 
     def body(idx, acc):
         i = idx[0]
-        store(lw, one, out, [lw.b.op("arith.addi", r0, i), lw.b.op("arith.addi", c0, i)])
+        store(lw, one, out, [lw.b.op(AddI, r0, i), lw.b.op(AddI, c0, i)])
 
     nest(lw, [_diag_length(lw, rows, cols, r0, c0)], body)
     return out
@@ -376,7 +394,7 @@ def _size(lw, v, what, node):
     d = _offset(lw, v, what, node)
     check(
         lw,
-        lw.b.op("arith.cmpi", d, lw.b.i64(0), pred="ge"),
+        lw.b.op(CmpI, d, lw.b.i64(0), pred="ge"),
         "ValueError",
         "negative dimensions are not allowed",
     )

@@ -9,6 +9,7 @@ import ast
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import Not
 from ...ir.types import I1, I64
 from ..typing import Array, Scalar, result_type
 from .arrays import map_elements, sdtype
@@ -47,7 +48,7 @@ def array_unary(lw, op, a: Array, node):
     if isinstance(op, ast.USub):
         return map_elements(lw, [a], lambda x: lw.expr_neg(x), _neg_dtype(a.type.dtype), node)
     if isinstance(op, ast.Invert) and a.type.dtype in (I1,):
-        return map_elements(lw, [a], lambda x: Scalar(lw.b.op("arith.not", x.value)), I1, node)
+        return map_elements(lw, [a], lambda x: Scalar(lw.b.op(Not, x.value)), I1, node)
     raise lw.err(UnsupportedError, f"unary `{type(op).__name__}` on arrays is not supported", node)
 
 

@@ -4,6 +4,7 @@ that must be known at compile time (``static``, ``const_int``, ``norm_axis``).""
 from __future__ import annotations
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import NegF, NegI
 from ..typing import FVal, PyObj, Scalar
 
 REQUIRED = object()  # marks a parameter without a default in ``bind``
@@ -56,7 +57,7 @@ def static(lw, v):
         return v
     c = lw.constant_of(v)
     op = v.value.op if isinstance(v, Scalar) else None
-    if c is None and op is not None and op.name in ("arith.negi", "arith.negf"):
+    if c is None and isinstance(op, (NegI, NegF)):
         inner = lw.constant_of(Scalar(op.operands[0]))
         return None if inner is None or isinstance(inner, bool) else -inner
     return c

@@ -6,6 +6,24 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AddF,
+    AndI,
+    Ceil,
+    CmpF,
+    CmpI,
+    DivF,
+    Floor,
+    FloorDivI,
+    IsFinite,
+    MaxI,
+    MulF,
+    NegI,
+    Not,
+    Select,
+    SubF,
+    SubI,
+)
 from ...ir.types import F64, I64
 from ..emit import alloc, arith, check, nest, store
 from ..typing import Array, Scalar, Tup, result_type
@@ -26,17 +44,17 @@ def _arange_length(lw, start, stop, step, ct):
     x0, x1, dx = (b.cast(v.value, ct) for v in (start, stop, step))
     check(
         lw,
-        b.op("arith.cmpf" if ct.is_inexact else "arith.cmpi", dx, b.const(0, ct), pred="ne"),
+        b.op(CmpF if ct.is_inexact else CmpI, dx, b.const(0, ct), pred="ne"),
         "ZeroDivisionError",
         "division by zero",
     )
     if ct.is_int:
-        n = b.op("arith.negi", b.op("arith.floordivi", b.op("arith.subi", x0, x1), dx))
+        n = b.op(NegI, b.op(FloorDivI, b.op(SubI, x0, x1), dx))
     else:
-        q = b.op("math.ceil", b.op("arith.divf", b.op("arith.subf", x1, x0), dx))
-        check(lw, b.op("math.isfinite", q), "ValueError", "arange: cannot compute length")
+        q = b.op(Ceil, b.op(DivF, b.op(SubF, x1, x0), dx))
+        check(lw, b.op(IsFinite, q), "ValueError", "arange: cannot compute length")
         n = b.cast(q, I64)
-    return b.op("arith.maxi", n, b.i64(0))
+    return b.op(MaxI, n, b.i64(0))
 
 
 def arange(lw, start, stop, step, dtype, node) -> Array:
@@ -58,8 +76,8 @@ def arange(lw, start, stop, step, dtype, node) -> Array:
     def body(idx, acc):
         i = idx[0]
         y = arith(lw, "add", v0, arith(lw, "mul", b.cast(i, t), delta))
-        y = b.op("arith.select", b.op("arith.cmpi", i, b.i64(1), pred="eq"), v1, y)
-        store(lw, b.op("arith.select", b.op("arith.cmpi", i, b.i64(0), pred="eq"), v0, y), out, idx)
+        y = b.op(Select, b.op(CmpI, i, b.i64(1), pred="eq"), v1, y)
+        store(lw, b.op(Select, b.op(CmpI, i, b.i64(0), pred="eq"), v0, y), out, idx)
 
     nest(lw, [n], body)
     return out
@@ -90,41 +108,41 @@ def linspace(lw, start, stop, num, endpoint: bool, dtype, node):
     t = dtype or dt
     check(
         lw,
-        b.op("arith.cmpi", num, b.i64(0), pred="ge"),
+        b.op(CmpI, num, b.i64(0), pred="ge"),
         "ValueError",
         "Number of samples must be non-negative",
     )
-    div = b.op("arith.subi", num, b.i64(1)) if endpoint else num
+    div = b.op(SubI, num, b.i64(1)) if endpoint else num
     s0, s1 = b.cast(start.value, dt), b.cast(stop.value, dt)
-    step, div_t, use_div, mult, div_pos = _linspace_scale(b, b.op("arith.subf", s1, s0), div, dt)
+    step, div_t, use_div, mult, div_pos = _linspace_scale(b, b.op(SubF, s1, s0), div, dt)
     out = alloc(lw, t, [num])
-    many = b.op("arith.cmpi", num, b.i64(1), pred="gt")
-    end = b.op("arith.select", many, b.op("arith.subi", num, b.i64(1)), b.i64(-1))
+    many = b.op(CmpI, num, b.i64(1), pred="gt")
+    end = b.op(Select, many, b.op(SubI, num, b.i64(1)), b.i64(-1))
 
     def body(idx, acc):
         yi = b.cast(idx[0], dt)
-        y = b.op("arith.select", use_div, b.op("arith.divf", yi, div_t), yi)
-        y = b.op("arith.addf", b.op("arith.mulf", y, mult), s0)
+        y = b.op(Select, use_div, b.op(DivF, yi, div_t), yi)
+        y = b.op(AddF, b.op(MulF, y, mult), s0)
         if endpoint:
-            y = b.op("arith.select", b.op("arith.cmpi", idx[0], end, pred="eq"), s1, y)
+            y = b.op(Select, b.op(CmpI, idx[0], end, pred="eq"), s1, y)
         if t.is_int:
-            y = b.op("math.floor", y)
+            y = b.op(Floor, y)
         store(lw, b.cast(y, t), out, idx)
 
     nest(lw, [num], body)
-    return out, b.op("arith.select", div_pos, step, b.const(float("nan"), dt))
+    return out, b.op(Select, div_pos, step, b.const(float("nan"), dt))
 
 
 def _linspace_scale(b, delta, div, dt):
     """(step, div as ``dt``, use_div, mult, div > 0): ``y_i = (i / div if use_div else i) * mult``
     covers NumPy's three cases (a step, a step that underflows to 0, no step)."""
-    div_t = b.cast(b.op("arith.maxi", div, b.i64(1)), dt)
-    step = b.op("arith.divf", delta, div_t)
-    div_pos = b.op("arith.cmpi", div, b.i64(0), pred="gt")
-    step_zero = b.op("arith.cmpf", step, b.const(0, dt), pred="eq")
-    use_div = b.op("arith.andi", div_pos, step_zero)
-    use_step = b.op("arith.andi", div_pos, b.op("arith.not", step_zero))
-    return step, div_t, use_div, b.op("arith.select", use_step, step, delta), div_pos
+    div_t = b.cast(b.op(MaxI, div, b.i64(1)), dt)
+    step = b.op(DivF, delta, div_t)
+    div_pos = b.op(CmpI, div, b.i64(0), pred="gt")
+    step_zero = b.op(CmpF, step, b.const(0, dt), pred="eq")
+    use_div = b.op(AndI, div_pos, step_zero)
+    use_step = b.op(AndI, div_pos, b.op(Not, step_zero))
+    return step, div_t, use_div, b.op(Select, use_step, step, delta), div_pos
 
 
 def _linspace(lw, args, kwargs, node):

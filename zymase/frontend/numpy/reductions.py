@@ -9,6 +9,22 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AddF,
+    AddI,
+    AndI,
+    Assert,
+    CmpF,
+    CmpI,
+    DivF,
+    IsNan,
+    MulF,
+    MulI,
+    Not,
+    OrI,
+    Reshape,
+    Select,
+)
 from ...ir.types import C64, C128, F32, F64, I1, I64, ArrayType
 from ..emit import alloc, load, nest, store
 from ..typing import Array, ListVal, Scalar
@@ -45,8 +61,8 @@ def reduce_array(lw, kind, a: Array, axis, node):
         return Scalar(_reduce(lw, kind, a, dims, lambda idx: idx, dims), False)
     out_dims = dims[:axis] + dims[axis + 1:]
     if kind in ("max", "min", "argmax", "argmin"):  # NumPy raises even when out is empty
-        ok = lw.b.op("arith.cmpi", dims[axis], lw.b.i64(0), pred="gt")
-        lw.b.create("rt.assert", [ok], [], {
+        ok = lw.b.op(CmpI, dims[axis], lw.b.i64(0), pred="gt")
+        lw.b.create(Assert, [ok], [], {
             "kind": "ValueError",
             "msg": f"attempt to get {kind} of an empty sequence (axis {axis} has length 0)"})
     out = alloc(lw, result_dtype(kind, a.type.dtype), out_dims)
@@ -82,8 +98,8 @@ def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
             return b.cast(total, rt)
         count = b.i64(1)
         for d in loop_dims:
-            count = b.op("arith.muli", count, d)
-        return b.cast(b.op("arith.divf", total, b.cast(count, at)), rt)
+            count = b.op(MulI, count, d)
+        return b.cast(b.op(DivF, total, b.cast(count, at)), rt)
     return _extremum(lw, kind, a, loop_dims, to_index)
 
 
@@ -97,17 +113,17 @@ def python_extremum(lw, kind, a: Array, node):
                      "which Python refuses (ambiguous truth value): use np." + kind, node)
     b = lw.b
     n = lw.dims(a)[0]
-    ok = b.op("arith.cmpi", n, b.i64(0), pred="gt")
-    b.create("rt.assert", [ok], [], {"kind": "ValueError",
+    ok = b.op(CmpI, n, b.i64(0), pred="gt")
+    b.create(Assert, [ok], [], {"kind": "ValueError",
                                      "msg": f"{kind}() arg is an empty sequence"})
     t = a.type.dtype
     pred = "gt" if kind == "max" else "lt"
 
     def body(idx, acc):
         x = load(lw, a, idx)
-        cmp = "arith.cmpf" if t.is_inexact else "arith.cmpi"
+        cmp = CmpF if t.is_inexact else CmpI
         better = b.op(cmp, x, acc[0], pred=pred)
-        return [b.op("arith.select", better, x, acc[0])]
+        return [b.op(Select, better, x, acc[0])]
 
     first = load(lw, a, [b.i64(0)])
     return Scalar(nest(lw, [n], body, [first])[0], False)
@@ -116,12 +132,12 @@ def python_extremum(lw, kind, a: Array, node):
 def _combine(lw, kind, acc, x):
     b = lw.b
     if kind == "any":
-        return b.op("arith.ori", acc, b.cast(x, I1))
+        return b.op(OrI, acc, b.cast(x, I1))
     if kind == "all":
-        return b.op("arith.andi", acc, b.cast(x, I1))
+        return b.op(AndI, acc, b.cast(x, I1))
     fl = acc.type.is_inexact
-    name = {"sum": ("arith.addi", "arith.addf"), "mean": ("arith.addi", "arith.addf"),
-            "prod": ("arith.muli", "arith.mulf")}[kind][fl]
+    name = {"sum": (AddI, AddF), "mean": (AddI, AddF),
+            "prod": (MulI, MulF)}[kind][fl]
     return b.op(name, acc, x)
 
 
@@ -130,9 +146,9 @@ def _extremum(lw, kind, a, loop_dims, to_index):
     b = lw.b
     size = b.i64(1)
     for d in loop_dims:
-        size = b.op("arith.muli", size, d)
-    ok = b.op("arith.cmpi", size, b.i64(0), pred="gt")
-    b.create("rt.assert", [ok], [], {"kind": "ValueError",
+        size = b.op(MulI, size, d)
+    ok = b.op(CmpI, size, b.i64(0), pred="gt")
+    b.create(Assert, [ok], [], {"kind": "ValueError",
                                      "msg": f"attempt to get {kind} of an empty sequence"})
     first = load(lw, a, to_index([b.i64(0)] * len(loop_dims)))
     is_max = kind in ("max", "argmax")
@@ -143,15 +159,15 @@ def _extremum(lw, kind, a, loop_dims, to_index):
         x = load(lw, a, to_index(idx))
         pred = "gt" if is_max else "lt"
         if t.is_inexact:
-            better = b.op("arith.cmpf", x, best, pred=pred)
-            nan_x = b.op("math.isnan", x)
-            nan_best = b.op("math.isnan", best)
-            better = b.op("arith.ori", better, b.op("arith.andi", nan_x,
-                                                   b.op("arith.not", nan_best)))
+            better = b.op(CmpF, x, best, pred=pred)
+            nan_x = b.op(IsNan, x)
+            nan_best = b.op(IsNan, best)
+            better = b.op(OrI, better, b.op(AndI, nan_x,
+                                                   b.op(Not, nan_best)))
         else:
-            better = b.op("arith.cmpi", x, best, pred=pred)
-        return [b.op("arith.select", better, x, best), b.op("arith.select", better, flat, best_i),
-                b.op("arith.addi", flat, b.i64(1))]
+            better = b.op(CmpI, x, best, pred=pred)
+        return [b.op(Select, better, x, best), b.op(Select, better, flat, best_i),
+                b.op(AddI, flat, b.i64(1))]
 
     best, best_i, _ = nest(lw, loop_dims, body, [first, b.i64(0), b.i64(0)])
     return best if kind in ("max", "min") else best_i
@@ -265,7 +281,7 @@ def keep_dims(lw, r, a, axis, node):
     dims = lw.dims(r)
     dims = dims[:k] + [b.i64(1)] + dims[k:]
     t = ArrayType(r.type.dtype, nd, "C")
-    return Array(b.create("array.reshape", [r.value, *dims], [t]).result)
+    return Array(b.create(Reshape, [r.value, *dims], [t]).result)
 
 
 def _axis_kw(lw, axis, node):

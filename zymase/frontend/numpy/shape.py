@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ShapeError, UnsupportedError, ZymaseTypeError
+from ...ir.ops import AddI, CmpI, FloorDivI, MaxI, ModI, MulI, Reshape, Select, SubI, Transpose
 from ...ir.types import I64, ArrayType
 from ..emit import alloc, arith, check, load, nest, size_of, store
 from ..typing import Array, Scalar, Tup
@@ -53,9 +54,9 @@ def _advance(lw, idx, dims):
     b = lw.b
     out, carry = list(idx), b.i1(True)
     for k in reversed(range(len(idx))):
-        inc = b.op("arith.select", carry, b.op("arith.addi", idx[k], b.i64(1)), idx[k])
-        wrapped = b.op("arith.cmpi", inc, dims[k], pred="eq")
-        out[k] = b.op("arith.select", wrapped, b.i64(0), inc) if k else inc
+        inc = b.op(Select, carry, b.op(AddI, idx[k], b.i64(1)), idx[k])
+        wrapped = b.op(CmpI, inc, dims[k], pred="eq")
+        out[k] = b.op(Select, wrapped, b.i64(0), inc) if k else inc
         carry = wrapped
     return out
 
@@ -69,7 +70,7 @@ def reshaped(lw, a: Array, dims) -> Array:
     marked so that writes into it are refused (see the module docstring)."""
     if a.type.layout == "C":
         t = ArrayType(a.type.dtype, len(dims), "C")
-        return Array(lw.b.create("array.reshape", [a.value, *dims], [t]).result)
+        return Array(lw.b.create(Reshape, [a.value, *dims], [t]).result)
     block, n = lw.b.block, len(lw.b.block.ops)
     out = reshape_copy(lw, a, dims)
     protect_copy(block, n, out, "reshape")
@@ -84,25 +85,25 @@ def new_shape(lw, a: Array, dims):
     for d in dims:
         check(
             lw,
-            b.op("arith.cmpi", d, b.i64(-1), pred="ge"),
+            b.op(CmpI, d, b.i64(-1), pred="ge"),
             "ValueError",
             "negative dimensions are not allowed",
         )
-        neg = b.op("arith.cmpi", d, b.i64(-1), pred="eq")
+        neg = b.op(CmpI, d, b.i64(-1), pred="eq")
         flags.append(neg)
-        known = b.op("arith.muli", known, b.op("arith.select", neg, b.i64(1), d))
-        unknown = b.op("arith.addi", unknown, b.cast(neg, I64))
+        known = b.op(MulI, known, b.op(Select, neg, b.i64(1), d))
+        unknown = b.op(AddI, unknown, b.cast(neg, I64))
     check(
         lw,
-        b.op("arith.cmpi", unknown, b.i64(1), pred="le"),
+        b.op(CmpI, unknown, b.i64(1), pred="le"),
         "ValueError",
         "can only specify one unknown dimension",
     )
-    inferred = b.op("arith.floordivi", size, b.op("arith.maxi", known, b.i64(1)))
-    out = [b.op("arith.select", f, inferred, d) for f, d in zip(flags, dims)]
+    inferred = b.op(FloorDivI, size, b.op(MaxI, known, b.i64(1)))
+    out = [b.op(Select, f, inferred, d) for f, d in zip(flags, dims)]
     check(
         lw,
-        b.op("arith.cmpi", size_of(lw, out), size, pred="eq"),
+        b.op(CmpI, size_of(lw, out), size, pred="eq"),
         "ValueError",
         "cannot reshape array into the requested shape (sizes differ)",
     )
@@ -155,7 +156,7 @@ def transpose(lw, a, axes, node) -> Array:
         perm = [norm_axis(lw, const_int(lw, x, "an axis", node), nd, node) for x in items]
         if sorted(perm) != list(range(nd)):
             raise lw.err(ZymaseTypeError, "transpose: axes do not match the array", node)
-    return Array(lw.b.op("array.transpose", a.value, perm=perm))
+    return Array(lw.b.op(Transpose, a.value, perm=perm))
 
 
 def _transpose(lw, args, kwargs, node):
@@ -217,21 +218,21 @@ def concatenate(lw, arrays, axis, dtype, node) -> Array:
             if k != axis:
                 check(
                     lw,
-                    lw.b.op("arith.cmpi", ad[k], dims[k], pred="eq"),
+                    lw.b.op(CmpI, ad[k], dims[k], pred="eq"),
                     "ShapeError",
                     "all the input array dimensions except for the concatenation axis must "
                     "match exactly",
                 )
-        total = lw.b.op("arith.addi", total, ad[axis])
+        total = lw.b.op(AddI, total, ad[axis])
     out = alloc(lw, t, dims[:axis] + [total] + dims[axis + 1 :])
     off = lw.b.i64(0)
     for a in arrays:
 
         def to_out(idx, off=off):
-            return idx[:axis] + [lw.b.op("arith.addi", idx[axis], off)] + idx[axis + 1 :]
+            return idx[:axis] + [lw.b.op(AddI, idx[axis], off)] + idx[axis + 1 :]
 
         _copy_into(lw, a, out, to_out)
-        off = lw.b.op("arith.addi", off, lw.dim(a, axis))
+        off = lw.b.op(AddI, off, lw.dim(a, axis))
     return out
 
 
@@ -296,7 +297,7 @@ def _stack(lw, args, kwargs, node):
         for d, e in zip(lw.dims(a), dims):
             check(
                 lw,
-                lw.b.op("arith.cmpi", d, e, pred="eq"),
+                lw.b.op(CmpI, d, e, pred="eq"),
                 "ShapeError",
                 "all input arrays must have the same shape",
             )
@@ -318,13 +319,13 @@ def roll(lw, a: Array, shift, axis) -> Array:
     b = lw.b
     dims = lw.dims(a)
     n = dims[axis]
-    s = b.op("arith.modi", shift, b.op("arith.maxi", n, b.i64(1)))
+    s = b.op(ModI, shift, b.op(MaxI, n, b.i64(1)))
     out = alloc(lw, a.type.dtype, dims)
 
     def body(idx, acc):
-        j = b.op("arith.subi", idx[axis], s)
+        j = b.op(SubI, idx[axis], s)
         j = b.op(
-            "arith.select", b.op("arith.cmpi", j, b.i64(0), pred="lt"), b.op("arith.addi", j, n), j
+            Select, b.op(CmpI, j, b.i64(0), pred="lt"), b.op(AddI, j, n), j
         )
         store(lw, load(lw, a, idx[:axis] + [j] + idx[axis + 1 :]), out, idx)
 
@@ -353,11 +354,11 @@ def diff(lw, a: Array, axis: int) -> Array:
     b = lw.b
     dims = lw.dims(a)
     out_dims = list(dims)
-    out_dims[axis] = b.op("arith.maxi", b.op("arith.subi", dims[axis], b.i64(1)), b.i64(0))
+    out_dims[axis] = b.op(MaxI, b.op(SubI, dims[axis], b.i64(1)), b.i64(0))
     out = alloc(lw, a.type.dtype, out_dims)
 
     def body(idx, acc):
-        nxt = idx[:axis] + [b.op("arith.addi", idx[axis], b.i64(1))] + idx[axis + 1 :]
+        nxt = idx[:axis] + [b.op(AddI, idx[axis], b.i64(1))] + idx[axis + 1 :]
         store(lw, arith(lw, "sub", load(lw, a, nxt), load(lw, a, idx)), out, idx)
 
     nest(lw, out_dims, body)
@@ -391,7 +392,7 @@ def accumulate(lw, kind, a: Array, axis, dtype) -> Array:
         def flat(idx, acc):
             s = arith(lw, op, acc[0], b.cast(load(lw, a, idx), t))
             store(lw, s, out, [acc[1]])
-            return [s, b.op("arith.addi", acc[1], b.i64(1))]
+            return [s, b.op(AddI, acc[1], b.i64(1))]
 
         nest(lw, dims, flat, [b.const(init, t), b.i64(0)])
         return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError
+from ...ir.ops import AddF, AddI, ComplexIm, ComplexRe, DivF, MaximumF, MulF, Sqrt, SubF
 from ...ir.types import F64, I64
 from ..emit import alloc, load, nest, size_of, store
 from ..typing import Array, Scalar
@@ -49,25 +50,25 @@ def variance(lw, a: Array, axis, ddof, sqrt: bool):
     def line(dims, to_index):
         def total(fn, t):
             return nest(
-                lw, dims, lambda idx, acc: [b.op("arith.addf", acc[0], fn(idx))], [b.const(0, t)]
+                lw, dims, lambda idx, acc: [b.op(AddF, acc[0], fn(idx))], [b.const(0, t)]
             )[0]
 
         n = size_of(lw, dims)
         mean = b.op(
-            "arith.divf",
+            DivF,
             total(lambda idx: b.cast(load(lw, a, to_index(idx)), ct), ct),
             b.cast(n, ct),
         )
 
         def square(idx):
-            x = b.op("arith.subf", b.cast(load(lw, a, to_index(idx)), ct), mean)
-            parts = [b.op("complex.re", x), b.op("complex.im", x)] if ct.is_complex else [x]
-            sq = [b.op("arith.mulf", p, p) for p in parts]
-            return sq[0] if len(sq) == 1 else b.op("arith.addf", *sq)
+            x = b.op(SubF, b.cast(load(lw, a, to_index(idx)), ct), mean)
+            parts = [b.op(ComplexRe, x), b.op(ComplexIm, x)] if ct.is_complex else [x]
+            sq = [b.op(MulF, p, p) for p in parts]
+            return sq[0] if len(sq) == 1 else b.op(AddF, *sq)
 
-        count = b.op("arith.maximumf", b.op("arith.subf", b.cast(n, F64), ddof), b.f64(0.0))
-        v = b.op("arith.divf", total(square, rt), b.cast(count, rt))
-        return b.op("math.sqrt", v) if sqrt else v
+        count = b.op(MaximumF, b.op(SubF, b.cast(n, F64), ddof), b.f64(0.0))
+        v = b.op(DivF, total(square, rt), b.cast(count, rt))
+        return b.op(Sqrt, v) if sqrt else v
 
     return over_lines(lw, a, axis, rt, line)
 
@@ -119,7 +120,7 @@ def _count_nonzero(lw, args, kwargs, node):
     def line(dims, to_index):
         def body(idx, acc):
             x = Scalar(load(lw, a, to_index(idx)), False)
-            return [b.op("arith.addi", acc[0], b.cast(lw.truth(x, node).value, I64))]
+            return [b.op(AddI, acc[0], b.cast(lw.truth(x, node).value, I64))]
 
         return nest(lw, dims, body, [b.i64(0)])[0]
 

@@ -10,6 +10,48 @@ import math
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import (
+    AbsF,
+    AbsI,
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atan2,
+    Atanh,
+    Ceil,
+    CmpI,
+    ComplexAbs,
+    Cos,
+    Cosh,
+    DivF,
+    Exp,
+    Expm1,
+    Floor,
+    Hypot,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    MaxI,
+    MaximumF,
+    MinI,
+    MinimumF,
+    MulF,
+    MulI,
+    Pow,
+    RoundEven,
+    Select,
+    Sign,
+    Sin,
+    Sinh,
+    Sqrt,
+    SubI,
+    Tan,
+    Tanh,
+    Trunc,
+)
 from ...ir.types import F32, I1, I64
 from ..typing import Array, Scalar, SType, result_type
 from .arrays import as_operand, elementwise, elementwise2, float_type, map_elements, operand, sdtype
@@ -20,34 +62,36 @@ from .registry import add_methods, register_all
 
 
 UFUNC_OPS = {
-    np.sqrt: "math.sqrt", np.exp: "math.exp", np.log: "math.log", np.sin: "math.sin",
-    np.cos: "math.cos", np.tan: "math.tan", np.tanh: "math.tanh", np.arcsin: "math.asin",
-    np.arccos: "math.acos", np.arctan: "math.atan", np.sinh: "math.sinh", np.cosh: "math.cosh",
-    np.log1p: "math.log1p", np.expm1: "math.expm1", np.log10: "math.log10", np.log2: "math.log2",
-    np.rint: "math.roundeven", np.arcsinh: "math.asinh", np.arccosh: "math.acosh",
-    np.arctanh: "math.atanh",
+    np.sqrt: Sqrt, np.exp: Exp, np.log: Log, np.sin: Sin,
+    np.cos: Cos, np.tan: Tan, np.tanh: Tanh, np.arcsin: Asin,
+    np.arccos: Acos, np.arctan: Atan, np.sinh: Sinh, np.cosh: Cosh,
+    np.log1p: Log1p, np.expm1: Expm1, np.log10: Log10, np.log2: Log2,
+    np.rint: RoundEven, np.arcsinh: Asinh, np.arccosh: Acosh,
+    np.arctanh: Atanh,
 }  # np.floor/ceil/trunc and np.sign are below: integers keep their type
-COMPLEX_OK = {"math.sqrt", "math.exp", "math.log", "math.sin", "math.cos", "math.tanh"}
+COMPLEX_OK = {Sqrt, Exp, Log, Sin, Cos, Tanh}
 
 
-def scalar_ufunc(lw, opname, x: Scalar, node) -> Scalar:
+def scalar_ufunc(lw, op, x: Scalar, node) -> Scalar:
     t = float_type(x.type)
-    if t.is_complex and opname not in COMPLEX_OK:
-        raise lw.err(UnsupportedError, f"{opname} of a complex number is not supported", node)
-    return Scalar(lw.b.op(opname, lw.b.cast(x.value, t)), False)
+    if t.is_complex and op not in COMPLEX_OK:
+        raise lw.err(UnsupportedError, f"{op.name} of a complex number is not supported", node)
+    return Scalar(lw.b.op(op, lw.b.cast(x.value, t)), False)
 
 
-def elementwise_unary(lw, name, v, node):
-    """np.<name>(v) for the table ops plus abs/square/conj/real/imag; on a scalar or an array."""
-    fn = {"abs": _abs_elem, "square": _square_elem}.get(name)
+def elementwise_unary(lw, kind, v, node):
+    """np.<kind>(v) for ``kind`` an op class of the table, "abs" or "square"; on a scalar or an
+    array."""
+    fn = {"abs": _abs_elem, "square": _square_elem}.get(kind)
     if fn is None:
-        opname = name
+        op = kind
 
         def fn(lw_, x, node_):
-            return scalar_ufunc(lw_, opname, x, node_)
+            return scalar_ufunc(lw_, op, x, node_)
     if isinstance(v, Scalar):
         return fn(lw, v, node)
     if not isinstance(v, Array):
+        name = kind if isinstance(kind, str) else kind.name
         raise lw.err(ZymaseTypeError, f"{name}() needs a number or an array, not "
                      f"{lw.describe(v)}", node)
     sample = fn(lw, Scalar(lw.b.const(0, v.type.dtype)), node).type
@@ -56,24 +100,24 @@ def elementwise_unary(lw, name, v, node):
 
 def _abs_elem(lw, x, node):
     if x.type.is_complex:
-        return Scalar(lw.b.op("complex.abs", x.value), False)
+        return Scalar(lw.b.op(ComplexAbs, x.value), False)
     if x.type.is_inexact:
-        return Scalar(lw.b.op("math.absf", x.value), False)
+        return Scalar(lw.b.op(AbsF, x.value), False)
     t = I64 if x.type == I1 else x.type
-    return Scalar(lw.b.op("arith.absi", lw.b.cast(x.value, t)), False)
+    return Scalar(lw.b.op(AbsI, lw.b.cast(x.value, t)), False)
 
 
 def _square_elem(lw, x, node):
     t = I64 if x.type == I1 else x.type
     v = lw.b.cast(x.value, t)
-    return Scalar(lw.b.op("arith.mulf" if t.is_inexact else "arith.muli", v, v), False)
+    return Scalar(lw.b.op(MulF if t.is_inexact else MulI, v, v), False)
 
 
 def _register_ufuncs():
-    for f, opname in UFUNC_OPS.items():
-        def h(lw, args, kwargs, node, opname=opname):
+    for f, op in UFUNC_OPS.items():
+        def h(lw, args, kwargs, node, op=op):
             _only_args(lw, args, kwargs, 1, node)
-            return elementwise_unary(lw, opname, as_operand(lw, args[0], node), node)
+            return elementwise_unary(lw, op, as_operand(lw, args[0], node), node)
         register_all({f: h})
     for f, name in ((np.abs, "abs"), (np.fabs, "abs"),  # (np.absolute is np.abs)
                     (np.square, "square")):
@@ -106,13 +150,10 @@ def _binary_ufunc(fn_elem, dtype_fn):
     return h
 
 
-def _maximum(op):
+def _maximum(float_op, int_op):
     def elem(lw, x, y, t):
         x, y = lw.b.cast(x.value, t), lw.b.cast(y.value, t)
-        if t.is_inexact:
-            return Scalar(lw.b.op(op + "f", x, y), False)
-        return Scalar(lw.b.op({"arith.maximum": "arith.maxi", "arith.minimum": "arith.mini"}[op],
-                              x, y), False)
+        return Scalar(lw.b.op(float_op if t.is_inexact else int_op, x, y), False)
     return elem
 
 
@@ -122,12 +163,12 @@ def _power(lw, x, y, t):
 
 def _arctan2(lw, x, y, t):
     t = float_type(t)
-    return Scalar(lw.b.op("math.atan2", lw.b.cast(x.value, t), lw.b.cast(y.value, t)), False)
+    return Scalar(lw.b.op(Atan2, lw.b.cast(x.value, t), lw.b.cast(y.value, t)), False)
 
 
 register_all({
-    np.maximum: _binary_ufunc(_maximum("arith.maximum"), lambda t: t),
-    np.minimum: _binary_ufunc(_maximum("arith.minimum"), lambda t: t),
+    np.maximum: _binary_ufunc(_maximum(MaximumF, MaxI), lambda t: t),
+    np.minimum: _binary_ufunc(_maximum(MinimumF, MinI), lambda t: t),
     np.power: _binary_ufunc(_power, lambda t: t),
     np.arctan2: _binary_ufunc(_arctan2, float_type),
 })
@@ -142,12 +183,12 @@ def _real_ufunc(opname, fname):
         b = bind(lw, fname, args, kwargs, node, [("x", REQUIRED)])
         x = operand(lw, b["x"], node)
         t = float_type(sdtype(x).type)
-        if t.is_complex and opname != "math.pow":
+        if t.is_complex and opname is not Pow:
             raise lw.err(UnsupportedError, f"{fname}() of complex numbers is not supported", node)
 
         def elem(v):
-            if opname == "math.pow":  # exp2
-                return lw.b.op("math.pow", lw.b.const(2, t), lw.b.cast(v.value, t))
+            if opname is Pow:  # exp2
+                return lw.b.op(Pow, lw.b.const(2, t), lw.b.cast(v.value, t))
             return lw.b.op(opname, lw.b.cast(v.value, t))
 
         return elementwise(lw, x, elem, t, node)
@@ -162,7 +203,7 @@ def _hypot(lw, args, kwargs, node):
         ft = float_type(t)
         if ft.is_complex:
             raise lw.err(ZymaseTypeError, "np.hypot() of complex numbers is not defined", node)
-        return lw.b.op("math.hypot", lw.b.cast(x.value, ft), lw.b.cast(y.value, ft))
+        return lw.b.op(Hypot, lw.b.cast(x.value, ft), lw.b.cast(y.value, ft))
 
     return elementwise2(lw, b["x1"], b["x2"], elem, float_type, node)
 
@@ -177,14 +218,14 @@ def _reciprocal(lw, args, kwargs, node):
 
     def elem(v):
         if t.is_inexact:
-            return lw.b.op("arith.divf", lw.b.const(1, t), v.value)
+            return lw.b.op(DivF, lw.b.const(1, t), v.value)
 
         def eq(k):
-            return lw.b.op("arith.cmpi", v.value, lw.b.const(k, t), pred="eq")
+            return lw.b.op(CmpI, v.value, lw.b.const(k, t), pred="eq")
 
-        out = lw.b.op("arith.select", eq(0), lw.b.const(-(2 ** (t.bits - 1)), t), lw.b.const(0, t))
+        out = lw.b.op(Select, eq(0), lw.b.const(-(2 ** (t.bits - 1)), t), lw.b.const(0, t))
         for k in (1, -1):
-            out = lw.b.op("arith.select", eq(k), lw.b.const(k, t), out)
+            out = lw.b.op(Select, eq(k), lw.b.const(k, t), out)
         return out
 
     return elementwise(lw, x, elem, t, node)
@@ -212,10 +253,10 @@ def _sign(lw, args, kwargs, node):
 
     def elem(v):
         if t.is_inexact:
-            return lw.b.op("math.sign", v.value)
-        pos = lw.b.cast(lw.b.op("arith.cmpi", v.value, lw.b.const(0, t), pred="gt"), t)
-        neg = lw.b.cast(lw.b.op("arith.cmpi", v.value, lw.b.const(0, t), pred="lt"), t)
-        return lw.b.op("arith.subi", pos, neg)
+            return lw.b.op(Sign, v.value)
+        pos = lw.b.cast(lw.b.op(CmpI, v.value, lw.b.const(0, t), pred="gt"), t)
+        neg = lw.b.cast(lw.b.op(CmpI, v.value, lw.b.const(0, t), pred="lt"), t)
+        return lw.b.op(SubI, pos, neg)
 
     return elementwise(lw, x, elem, t, node)
 
@@ -261,7 +302,7 @@ def _np_round(lw, args, kwargs, node):
 
     def rnd(v):
         if d == 0:
-            return ops.op("math.roundeven", v.value)
+            return ops.op(RoundEven, v.value)
         try:
             scale = 10.0 ** abs(d)
         except OverflowError:
@@ -269,8 +310,8 @@ def _np_round(lw, args, kwargs, node):
         if t == F32 and scale > float(np.finfo(np.float32).max):
             scale = math.inf  # NumPy's factor in float32: inf (and the result nan, as there)
         f = ops.const(scale, t)
-        scale, back = ("arith.mulf", "arith.divf") if d > 0 else ("arith.divf", "arith.mulf")
-        return ops.op(back, ops.op("math.roundeven", ops.op(scale, v.value, f)), f)
+        scale, back = (MulF, DivF) if d > 0 else (DivF, MulF)
+        return ops.op(back, ops.op(RoundEven, ops.op(scale, v.value, f)), f)
 
     return elementwise(lw, x, rnd, t, node)
 
@@ -278,15 +319,15 @@ def _np_round(lw, args, kwargs, node):
 register_all(
     {
         np.hypot: _hypot,
-        np.exp2: _real_ufunc("math.pow", "np.exp2"),
+        np.exp2: _real_ufunc(Pow, "np.exp2"),
         np.reciprocal: _reciprocal,
         np.negative: _negative,
         np.sign: _sign,
         np.round: _np_round,
         np.around: _np_round,
-        np.floor: _rounding("math.floor", "np.floor"),
-        np.ceil: _rounding("math.ceil", "np.ceil"),
-        np.trunc: _rounding("math.trunc", "np.trunc"),
+        np.floor: _rounding(Floor, "np.floor"),
+        np.ceil: _rounding(Ceil, "np.ceil"),
+        np.trunc: _rounding(Trunc, "np.trunc"),
     }
 )
 add_methods({"round": lambda lw, a, args, kwargs, node: _np_round(lw, [a, *args], kwargs, node)})
