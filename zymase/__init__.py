@@ -25,8 +25,6 @@ from .api.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: 
 from .api.jit import JitFunction, explain, jit  # noqa: F401
 from .api.report import tape_report  # noqa: F401
 from .backends.cpu.memory import release_memory, set_tape_cache  # noqa: F401
-from .checkpointing import checkpoint  # noqa: F401
-from .custom import custom_jvp, custom_vjp  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,
@@ -36,4 +34,5 @@ from .errors import (  # noqa: F401
     ZymaseMemoryError,
     ZymaseTypeError,
 )
+from .lang import checkpoint, custom_jvp, custom_vjp  # noqa: F401
 from .version import __version__  # noqa: F401

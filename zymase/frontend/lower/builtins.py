@@ -11,7 +11,6 @@ import ast
 import builtins
 import math
 
-from ...checkpointing import Checkpointed, checkpoint
 from ...errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
 from ...ir.ops import (
     AbsF,
@@ -67,6 +66,7 @@ from ...ir.ops import (
     Trunc,
 )
 from ...ir.types import F64, I1, I64
+from ...lang import Checkpointed, checkpoint
 from ..emit import finite_to_int, load, nest
 from ..numpy.arrays import list_to_array
 from ..numpy.reductions import reduce_all, reduce_axis0

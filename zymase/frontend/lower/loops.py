@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 
-from ...checkpointing import checkpoint
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.core import Block, Region, Value
 from ...ir.ops import (
@@ -32,6 +31,7 @@ from ...ir.ops import (
     While,
 )
 from ...ir.types import I64
+from ...lang import checkpoint
 from .. import scan
 from ..numpy.params import static
 from ..typing import UNDEF, EmptyList, PyObj, Scalar, flatten, ir_types, rebuild, type_key
