@@ -46,6 +46,14 @@ def test_explain_all_stages_and_llvm(tmp_path, capsys):
     assert "define " in out                          # LLVM IR text
 
 
+def test_explain_a_gradient(tmp_path, capsys):
+    path = _write(tmp_path)
+    assert main(["explain", f"{path}:loss", "np.ones(4)", "3", "--transform", "grad",
+                 "--stage", "reverse"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("// ---- after reverse ----") and "func.func @loss.grad" in out
+
+
 def test_explain_unsupported_reports_location(tmp_path, capsys):
     path = _write(tmp_path)
     assert main(["explain", f"{path}:bad", "1.0"]) == 1

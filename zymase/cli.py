@@ -5,6 +5,7 @@
     zymase explain FILE:FUNCTION ARG...   print the IR after each stage for these arguments;
                          each ARG is a Python expression (``np`` is NumPy), e.g.
                          zymase explain model.py:loss "np.ones(4)" 3 --stage frontend
+                         (--transform grad --argnums 0: the gradient's stages)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 import numpy as np
 
 from .api.grad import grad
-from .api.jit import explain, jit
+from .api.jit import EXPLAINED, explain, jit
 from .demo.examples import EXAMPLES, GRADIENTS
 from .errors import ZymaseError
 
@@ -97,7 +98,8 @@ def _copies(args):
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
-def explain_command(target: str, arg_exprs, stages, llvm: bool) -> int:
+def explain_command(target: str, arg_exprs, stages, llvm: bool, transform: str = "jit",
+                    argnums=(0,)) -> int:
     """``zymase explain FILE:FUNCTION ARG...``: load FILE, evaluate each ARG, print the IR."""
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
@@ -122,7 +124,7 @@ def explain_command(target: str, arg_exprs, stages, llvm: bool) -> int:
             print(f"zymase explain: cannot evaluate argument {text!r}: {e}", file=sys.stderr)
             return 2
     try:
-        explain(fn, *values, stages=stages, llvm=llvm)
+        explain(fn, *values, stages=stages, llvm=llvm, transform=transform, argnums=argnums)
     except ZymaseError as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -141,11 +143,16 @@ def main(argv=None) -> int:
     ex.add_argument("--stage", action="append", dest="stages",
                     help="only this stage (frontend, a pass name, lifetime); repeatable")
     ex.add_argument("--llvm", action="store_true", help="also print the LLVM IR")
+    ex.add_argument("--transform", default="jit", choices=sorted(EXPLAINED),
+                    help="what to compile: the function (jit) or a derivative of it")
+    ex.add_argument("--argnums", default="0",
+                    help="the arguments a derivative is taken with respect to, e.g. 0,1")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()
     if args.command == "explain":
-        return explain_command(args.target, args.args, args.stages, args.llvm)
+        return explain_command(args.target, args.args, args.stages, args.llvm, args.transform,
+                               tuple(int(k) for k in args.argnums.split(",")))
     parser.print_help()
     return 0
 

@@ -82,3 +82,16 @@ def test_one_cache_for_every_transform():
 def test_requests_are_checked():
     with pytest.raises(ValueError, match="unknown mode"):
         Request("sideways")
+
+
+@pytest.mark.parametrize("transform,ad", [("grad", ["reverse"]), ("jvp", ["forward"]),
+                                          ("vjp", ["reverse", "split"]),
+                                          ("hvp", ["reverse", "forward"])])
+def test_explain_walks_the_derivative_stages(transform, ad):
+    u, c = np.linspace(0, 1, 5), np.full(5, 0.2)
+    text = zymase.explain(_energy, u, c, 1, transform=transform, argnums=(0, 1),
+                          stages=["frontend", *ad, "lifetime"], file=open("/dev/null", "w"))
+    shown = [line for line in text.splitlines() if line.startswith("// ---- after")]
+    assert shown == [f"// ---- after {s} ----" for s in ["frontend", *ad, "lifetime"]]
+    with pytest.raises(ValueError, match="transform must be one of"):
+        zymase.explain(_energy, u, c, 1, transform="hessian")

@@ -18,8 +18,8 @@ import sys
 
 from ..backends.registry import get_backend, register_backend
 from ..driver.cache import Specializations
-from ..driver.compile import compile_specialization
-from ..driver.request import PRIMAL
+from ..driver.compile import compile_derivative, compile_specialization
+from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars
 from ..errors import ZymaseError, caller_loc
 from ..frontend.args import call_arguments
@@ -123,18 +123,28 @@ def jit_from_options(fn, options):
     return JitFunction(fn, options)
 
 
-def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
+EXPLAINED = {"jit": "primal", "grad": "rev", "jvp": "fwd", "vjp": "rev-split", "hvp": "fwd-rev"}
+
+
+def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: str = "jit",
+            argnums=0) -> str:
     """Print (and return) the IR of ``fn`` for these arguments after each compiler stage.
 
-    ``stages`` limits the output to some stage names (``frontend``, each pass name,
-    ``lifetime``: the stages of ``driver/pipeline.py``); ``llvm=True`` adds the LLVM IR (the
-    CPU backend's listing).  Locations show the user's file:line:col.
+    ``transform``: what is compiled: ``"jit"`` (the function itself), ``"grad"`` (reverse mode),
+    ``"jvp"`` (forward mode), ``"vjp"`` (reverse mode split in two) or ``"hvp"`` (forward over
+    reverse), with respect to ``argnums``.  ``stages`` limits the output to some stage names
+    (``frontend``, each pass name, ``forward``, ``reverse``, ``lifetime``: the stages of
+    ``zymase/driver/pipeline.py``); ``llvm=True`` adds the LLVM IR (the CPU backend's listing).
+    Locations show the user's file:line:col.
 
         >>> zymase.explain(f, x, n)                       # doctest: +SKIP
         // ---- after frontend ----
         func.func @f(%x0: f64, %n1: i64) -> (f64) {entry = true} {
         ...
+        >>> zymase.explain(f, x, n, transform="grad", stages=["reverse"])   # doctest: +SKIP
     """
+    if transform not in EXPLAINED:
+        raise ValueError(f"transform must be one of {', '.join(EXPLAINED)}, not {transform!r}")
     options = fn.options if isinstance(fn, JitFunction) else Options()
     py = python_function(fn)
     args = call_arguments(py, args)
@@ -149,7 +159,13 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None) -> str:
         out.append(f"// ---- after {stage} ----\n{text}")
 
     try:
-        compile_specialization(py, args, options, arrays_disjoint(args), dump=dump)
+        if transform == "jit":
+            compile_specialization(py, args, options, arrays_disjoint(args), dump=dump)
+        else:
+            nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+            req = Request(EXPLAINED[transform], tuple(k % len(args) for k in nums),
+                          primal=transform != "grad")
+            compile_derivative(py, args, req, options, dump=dump)
     except ZymaseError as e:
         raise e.with_traceback(None) from None
     text = "\n".join(out)

@@ -49,12 +49,12 @@ def _specialization(artifact, name, tpls, result, module, plain=True) -> Special
     return Specialization(entry, tpls, result, module, artifact.listings.get("llvm", ""), fast)
 
 
-def compile_derivative(fn, args, req: Request, options: Options,
-                       count_tape: bool = False) -> Derivative:
+def compile_derivative(fn, args, req: Request, options: Options, count_tape: bool = False,
+                       dump: Dump | None = None) -> Derivative:
     """Compile the derivative ``req`` of ``fn`` for the types of ``args``."""
     backend = get_backend(options.backend)
     c = run_stages(Compilation(fn, templates(fn, args), options, req, backend,
-                               count_tape=count_tape, dump=env_dump()))
+                               count_tape=count_tape, dump=dump or env_dump()))
     entry = c.artifact.entry(c.entries[0])
     adjoint = c.artifact.entry(c.entries[1]) if len(c.entries) > 1 else None
     n_res = len(flatten(c.result)) if c.result is not None else 0
