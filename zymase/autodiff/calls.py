@@ -24,7 +24,7 @@ from ..ir.core import LOOP, WRITES
 from ..ir.ops import Alloc, Call, Dim, If
 from ..ir.printer import Symbol
 from .activity import is_float, is_float_array
-from .arrays import copy
+from .arrays import add_into, copy
 
 
 def reverse_call(rt, op) -> None:
@@ -51,9 +51,8 @@ def reverse_call(rt, op) -> None:
         raise DifferentiationError("reverse mode through a call returning an array (a recursive "
                                    "call, or a helper marked with zymase.checkpoint) is not "
                                    "supported yet", op.loc)
-    from .reverse import grad_function
     callee = rt.module[op.attrs["callee"]]
-    g = grad_function(rt.module, callee, acts, res, rt.registry, split_calls=rt.split)
+    g = rt.callee_grad(callee, acts, res)
     arrays = [k for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
     for k in arrays:  # all first: each promotion may rebuild the enclosing ifs
         _snapshot(rt, op, k)
@@ -179,7 +178,6 @@ def _snapshot(rt, op, k):
 def _custom_vjp(rt, op) -> None:
     """The user's backward rule: (residuals, cotangents of the outputs) -> one cotangent per
     argument, added to the arguments' adjoints (arrays: into their shadows)."""
-    from .arrays import add_into
     callee = rt.module[op.attrs["callee"]]
     bwd = rt.module[callee.attrs["custom_vjp_bwd"]]
     residuals = [rt.forward_value(r, op.parent) if not hasattr(r.type, "ndim")

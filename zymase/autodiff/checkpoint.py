@@ -61,9 +61,21 @@ from ..ir.printer import Symbol
 from ..ir.types import F64, I1, I64, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
-from .arrays import dims, nest
+from .arrays import copy, dims, nest
 from .memory import written_roots
-from .revolve import ADVANCE, FINE, HEADER, RESTORE, RUN, SNAPS, TAKESHOT, VALID, A, B
+from .revolve import (
+    ADVANCE,
+    FINE,
+    HEADER,
+    RESTORE,
+    RUN,
+    SNAPS,
+    TAKESHOT,
+    VALID,
+    A,
+    B,
+    revolve_next,
+)
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
 PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves spare)
@@ -111,7 +123,6 @@ def rewrite_while_loops(func, act) -> None:
 
 
 def _rewrite_while(func, w, act) -> None:
-    from .arrays import copy
     written = set().union(*(written_roots(op, act.roots) for op in w.walk()))
     roots = []
     for r in written:
@@ -181,29 +192,30 @@ def _pushes_inside(rt, loop) -> bool:
     return any(isinstance(inner, (TapePush, TapePushArray)) for inner in rt.fop[loop].walk())
 
 
-def checkpoint_loops(rt, limit) -> None:
+def checkpoint_loops(rt, limit, lower) -> None:
+    """Checkpoint the loops ``loops_to_checkpoint`` picks; ``lower(py_function, example_args)``
+    compiles the Revolve helper into the module (see ``grad_function``)."""
     loops = loops_to_checkpoint(rt, limit)
     if not loops:
         return
-    helper = _revolve_helper(rt.module)
+    helper = _revolve_helper(rt.module, lower, loops[0].loc)
     ways = _on_one_path(rt.func.body, set(loops))  # loops one call may run (their slots add up)
     for loop in loops:
         Checkpointed(rt, loop, limit, ways, helper).build()
 
 
-def _revolve_helper(module) -> str:
+def _revolve_helper(module, lower, loc) -> str:
+    """The name of ``revolve_next`` compiled into ``module`` (by ``lower``, on first use)."""
     name = "zy.revolve_next"
     try:
         module[name]
         return name
     except KeyError:
         pass
-    from ..frontend.args import param_template
-    from ..frontend.module import ModuleLowerer
-    from ..options import Options
-    from .revolve import revolve_next
-    ml = ModuleLowerer(Options(boundscheck=False))
-    f = ml.lower_entry(revolve_next, [param_template(np.zeros(HEADER + 1, np.int64), "st")])
+    if lower is None:
+        raise DifferentiationError("checkpointing a loop needs grad_function(lower=...) to "
+                                   "compile its schedule (internal: the caller passes none)", loc)
+    f = lower(revolve_next, [np.zeros(HEADER + 1, np.int64)])
     f.attrs.pop("entry", None)
     f.attrs["sym_name"] = name
     module.add(f)
@@ -409,8 +421,8 @@ class Checkpointed:
             for k, v in list(scope.ct.items()):
                 if v in rl.results:
                     scope.ct[k] = finals[rl.results.index(v)]
-        for r, copy in zip(self.escaping, self.finals):
-            _from_flat(b, copy, rt.fmap[r], b.i64(0))
+        for r, final in zip(self.escaping, self.finals):
+            _from_flat(b, final, rt.fmap[r], b.i64(0))
 
     def next_action(self, b, st):
         call = lambda: b.create(Call, [st], [I64], {"callee": Symbol(self.helper)}).result

@@ -39,9 +39,11 @@ from ..ir.ops import (
     While,
     Yield,
 )
+from ..ir.printer import Symbol
 from ..ir.types import ArrayType
 from ..passes.rewrite import clone_op
 from .activity import Activity, is_float, is_float_array
+from .arrays import add_into
 from .rules import LINEAR, PARTIALS, ZERO, RuleBuilder
 
 
@@ -249,7 +251,6 @@ class ForwardTransform:
                     target = self.zero_like(so)
                 self.b.create(Matmul, [self.x(a), tb, target], [])
                 if ta is not None:
-                    from .arrays import add_into
                     add_into(self.b, so, target)
 
     # ------------------------------------------------------------------ control flow
@@ -348,7 +349,6 @@ class ForwardTransform:
         args = [self.x(v) for v in op.operands]
         for k in active:
             args += self.tan[op.operands[k]]
-        from ..ir.printer import Symbol
         new = self.b.create(Call, args, jvp.result_types, {"callee": Symbol(jvp.sym_name)})
         n = len(op.results)
         for o, r in zip(op.results, new.results[:n]):
@@ -362,7 +362,6 @@ class ForwardTransform:
 
     def custom_jvp_call(self, op, callee):
         """Call the user's jvp rule once per lane: (primals, tangents) -> (out, tangent_out)."""
-        from ..ir.printer import Symbol
         rule = self.module[callee.attrs["custom_jvp"]]
         n = len(op.results)
         args = [self.x(v) for v in op.operands]

@@ -39,7 +39,6 @@ from ..ir.ops import (
     If,
     Index,
     Load,
-    Matmul,
     MulI,
     Offset,
     Relayout,
@@ -59,13 +58,19 @@ from ..ir.ops import (
     TapeRead,
     While,
 )
+from ..ir.printer import Symbol
 from ..ir.roots import array_flows
 from ..ir.types import I64, TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
 from .activity import Activity, is_float, is_float_array
-from .memory import Memory
+from .arrays import add_into, copy
+from .checkpoint import checkpoint_loops, rewrite_while_loops
+from .memory import Memory, renewed_array
+from .mincut import choose_stores
+from .reverse_ops import Scope, reverse_block
 from .rules import RuleBuilder
+from .split import split_function
 
 # cache optimizations that ``disable`` can switch off (ablations), see cache.py / memory.py
 OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried", "mincut")
@@ -74,32 +79,33 @@ OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carr
 def grad_function(module: Module, func: Func, active_args, active_results,
                   registry: dict | None = None, keep_primal: bool = True,
                   disable=frozenset(), memory_limit: int | None = None,
-                  split_calls: bool = True) -> Func:
+                  split_calls: bool = True, lower=None) -> Func:
     """``keep_primal=False`` drops the primal results from the returned values, so that a
     forward sweep nothing else needs can be removed (``grad`` without the value).
     ``memory_limit`` (bytes) checkpoints the top-level loops (``checkpoint.py``).
     ``split_calls=False``: recursive calls re-run the callee in the adjoint sweep instead of
-    passing its tape (forward mode over this function cannot follow a tape between calls)."""
+    passing its tape (forward mode over this function cannot follow a tape between calls).
+    ``lower(py_function, example_args) -> Func`` compiles a helper written in Python (the
+    checkpointing schedule, ``revolve.py``) with bounds checks off; needed only when a loop is
+    checkpointed (``memory_limit``, ``zymase.checkpoint``)."""
     registry = {} if registry is None else registry
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
     if memory_limit is not None:  # while loops get a trip count, to be checkpointed as fors
-        from .checkpoint import rewrite_while_loops
         rewrite_while_loops(func, Activity(func, sorted(active_args), list(active_results)))
     two_pass = "mincut" not in disable and not any(isinstance(op, Call) for op in func.walk())
     rt = _transform(module, func, active_args, active_results, registry, keep_primal, disable,
-                    memory_limit, needs={} if two_pass else None)
+                    memory_limit, lower, needs={} if two_pass else None)
     rt.split = split_calls
     new = rt.build()
     if two_pass:
-        from .mincut import choose_stores
         stores = choose_stores(rt)
         if stores:  # build again, storing the cut (the first build only told what is needed)
             del module.funcs[new.sym_name]
             del registry[key]
             rt = _transform(module, func, active_args, active_results, registry, keep_primal,
-                            disable, memory_limit, stores=stores)
+                            disable, memory_limit, lower, stores=stores)
             rt.split = split_calls
             new = rt.build()
     module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
@@ -107,7 +113,7 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     return new
 
 
-def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable) -> tuple:
+def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable, lower) -> tuple:
     """Names of ``callee``'s split forward and adjoint functions for these active arguments and
     results, built on first request (``split.py``, residuals on the tape).  The names are fixed
     before building, so a recursive callee's forward function calls itself."""
@@ -116,10 +122,9 @@ def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable)
         return registry[key]
     tag = f"{callee.sym_name}.vjp{'_'.join(map(str, acts))}r{'_'.join(map(str, res))}"
     names = registry[key] = (f"{tag}.fwd", f"{tag}.adj")
-    rt = _transform(module, callee, acts, res, registry, True, disable, None)
+    rt = _transform(module, callee, acts, res, registry, True, disable, None, lower)
     rt.name = tag
     g = rt.build()
-    from .split import split_function
     n_shadows = sum(is_float_array(callee.args[i]) for i in acts)
     split_function(module, g, rt.last_forward, len(callee.result_types), len(res), n_shadows,
                    "tape", names)
@@ -127,27 +132,13 @@ def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable)
 
 
 def _transform(module, func, active_args, active_results, registry, keep_primal, disable,
-               memory_limit, needs=None, stores=frozenset()):
+               memory_limit, lower, needs=None, stores=frozenset()):
     rt = ReverseTransform(module, func, active_args, active_results, registry)
     rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
-    rt.memory_limit = memory_limit
+    rt.memory_limit, rt.lower = memory_limit, lower
     rt.policy.disable = rt.memory.disable = rt.disable
     rt.needs, rt.stores = needs, frozenset(stores)
     return rt
-
-
-class Scope:
-    """A reverse region under construction, mirroring one primal block."""
-
-    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
-
-    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
-        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
-        self.env: dict[Value, Value] = {}
-        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
-        self.shadows: dict[Value, Value] = {}
-        self.ct: dict[Value, Value] = {}
-        self.head = 0  # ops at the start of rblock: pops and shadow allocations
 
 
 class ReverseTransform:
@@ -180,6 +171,7 @@ class ReverseTransform:
         self._static = False
         self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
         self.memory_limit = None
+        self.lower = None  # compiles Python helpers (grad_function's ``lower``)
         self._flow_sources = None  # array value -> [(sources, through a view/call)]
         self.name = None  # the function's name when not f.grad (split pairs)
         self.split_calls: dict = {}  # primal call -> (adjoint name, forward (buf, pos))
@@ -225,10 +217,8 @@ class ReverseTransform:
         ret = f.body.terminator
         for k, seed in zip(self.active_results, seeds):
             self.seed(ret.operands[k], seed)
-        from .reverse_ops import reverse_block
         reverse_block(self, f.body)
-        from .checkpoint import checkpoint_loops
-        checkpoint_loops(self, self.memory_limit)
+        checkpoint_loops(self, self.memory_limit, self.lower)
         for op in list(top.rblock.ops):
             op.detach()
             new.body.append(op)
@@ -248,10 +238,15 @@ class ReverseTransform:
         s = b.create(Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result
         return s if a.type.layout == "C" else b.op(Relayout, s, type=a.type)
 
+    def callee_grad(self, callee: Func, acts, res) -> Func:
+        """``callee.grad`` for these active arguments and results, which the adjoint sweep
+        calls to re-run a call (``calls.py``)."""
+        return grad_function(self.module, callee, acts, res, self.registry,
+                             split_calls=self.split, lower=self.lower)
+
     def seed(self, v: Value, seed: Value) -> None:
         if isinstance(v.type, ArrayType):
             if self.act.active(v):
-                from .arrays import add_into
                 add_into(self.b, self.shadow(v), seed)
             return
         if self.act.active(v):
@@ -281,7 +276,6 @@ class ReverseTransform:
         """A call kept through optimization (recursion) whose adjoint is needed runs the
         callee's split forward function, which also returns its tape; the adjoint sweep passes
         that tape to the split adjoint function (``split.py``), so nothing is recomputed."""
-        from ..ir.printer import Symbol
         callee = self.module[call.attrs["callee"]]
         acts = [k for k, v in enumerate(call.operands) if self.act.active(v)]
         res = [k for k, r in enumerate(call.results) if self.act.active(r)]
@@ -289,7 +283,8 @@ class ReverseTransform:
                 not self.split or (not acts and not res) or \
                 any(not is_float(call.results[k]) for k in res):
             return
-        names = split_pair(self.module, callee, acts, res, self.registry, self.disable)
+        names = split_pair(self.module, callee, acts, res, self.registry, self.disable,
+                           self.lower)
         new = Builder.before(clone).create(Call, list(clone.operands),
                                            list(callee.result_types) + [I64, I64],
                                            {"callee": Symbol(names[0])})
@@ -308,7 +303,6 @@ class ReverseTransform:
     def _custom_forward(self, call, clone) -> bool:
         """A call to a custom_vjp function runs its forward rule, which also returns residuals
         for the backward rule."""
-        from ..ir.printer import Symbol
         callee = self.module[call.attrs["callee"]]
         if "custom_vjp_fwd" not in callee.attrs:
             return False
@@ -319,7 +313,6 @@ class ReverseTransform:
         self._replace_call(call, clone, new)
         # array residuals are copied: the forward rule may hand back its arguments, which the
         # caller can write before the backward rule reads them
-        from .arrays import copy
         b = Builder.before(new)
         b.index += 1
         res = []
@@ -920,43 +913,6 @@ def _depends_on(x: Value, v: Value, body: Block) -> bool:
         for inner in u.op.walk():
             todo.extend(inner.operands)
     return False
-
-
-def renewed_array(a: Value):
-    """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
-    result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
-    and only reads otherwise; else None.  Reverse mode carries its shadow backwards
-    (``reverse_ops._for``): each version gets a zeroed shadow of its own."""
-    if a.op is not None and isinstance(a.op, For):
-        loop, k = a.op, a.op.results.index(a)
-    elif a.op is None and isinstance(a.block.parent_op, For) and a.index > 0:
-        loop, k = a.block.parent_op, a.index - 1
-    else:
-        return None
-    body = loop.regions[0].block
-    c, y = body.args[1 + k], body.terminator.operands[k]
-    if not is_float_array(c) or y.op is None or y.op.parent is not body:
-        return None
-    fresh = isinstance(y.op, Alloc) and not y.op.attrs.get("list")
-    inner = isinstance(y.op, For) and renewed_array(y) is not None  # renewed by an inner loop
-    if not (fresh or inner):
-        return None
-    todo, seen = [c], set()
-    while todo:  # the old version is only read (or renewed by an inner loop)
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for user, i in v.uses:
-            if user.has_trait(VIEW) and i == 0:
-                todo.extend(user.results)
-            elif isinstance(user, Matmul) and i < 2:
-                continue
-            elif isinstance(user, For) and i >= 3 and user.results[i - 3] is y and inner:
-                continue
-            elif type(user) not in (Load, Dim):  # (exactly: Stride subclasses Dim)
-                return None
-    return loop, k
 
 
 def _is_list_buffer(r: Value) -> bool:

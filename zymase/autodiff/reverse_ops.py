@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ..errors import DifferentiationError
+from ..ir.builder import Builder
 from ..ir.core import VIEW, Block, Region, Value
 from ..ir.ops import (
     AddF,
@@ -38,12 +39,28 @@ from ..ir.ops import (
 from ..ir.types import I64
 from . import cache
 from .activity import is_float, is_float_array
-from .arrays import add_into, fill_zero, outer_add
-from .reverse import Scope, renewed_array
+from .arrays import add_into, copy, dims, fill_zero, outer_add
+from .calls import reverse_call
+from .memory import renewed_array
 from .rules import LINEAR, PARTIALS, ZERO
 
 NO_ADJOINT = (Alloc, ArrayConst, Dim, Stride, Index, Subview, Broadcast, Transpose, Reshape,
               Relayout, ArrayFree, Assert)
+
+
+class Scope:
+    """A reverse region under construction, mirroring one primal block."""
+
+    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
+
+    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
+        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
+        self.env: dict[Value, Value] = {}
+        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
+        self.shadows: dict[Value, Value] = {}
+        self.ct: dict[Value, Value] = {}
+        self.head = 0  # ops at the start of rblock: pops and shadow allocations
+
 
 
 def reverse_block(rt, block: Block) -> None:
@@ -173,15 +190,12 @@ def _matmul_operand(rt, x, op):
                                    "operands that are not written afterwards", op.loc)
     key = ("snapshot", x, op)
     if key not in rt.fshadow:
-        from ..ir.builder import Builder
-        from .arrays import copy
         rt.fshadow[key] = copy(Builder.before(rt.fop[op]), rt.fmap[x])
     return rt.fshadow[key]
 
 
 def _matmul_add(rt, x, y, dst):
     """dst += x @ y."""
-    from .arrays import dims
     shape = dims(rt.b, dst)
     tmp = rt.b.create(Alloc, shape, [dst.type.with_layout("C")], {"init": "none"}).result
     rt.b.create(Matmul, [x, y, tmp], [])
@@ -355,10 +369,5 @@ def _while(rt, op) -> None:
         rt.accumulate(op.operands[k], res[j])
 
 
-def _call(rt, op) -> None:
-    from .calls import reverse_call
-    reverse_call(rt, op)
-
-
 HANDLERS = {Load: _load, Store: _store, Matmul: _matmul, For: _for, If: _if, While: _while,
-            Call: _call}
+            Call: reverse_call}
