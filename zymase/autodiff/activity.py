@@ -13,20 +13,39 @@ not, never the reverse.
 from __future__ import annotations
 
 from ..ir.core import Func, Op, Value
+from ..ir.ops import (
+    Alloc,
+    ArrayConst,
+    Broadcast,
+    Call,
+    Condition,
+    DataPtr,
+    Dim,
+    Index,
+    Load,
+    Matmul,
+    Offset,
+    Relayout,
+    Reshape,
+    Return,
+    Store,
+    Stride,
+    Subview,
+    TapeMark,
+    TapeNew,
+    TapePop,
+    TapePush,
+    TapeRead,
+    Transpose,
+    Yield,
+)
 from ..ir.roots import array_roots, region_flows
 from ..ir.types import ArrayType, ScalarType
 from .rules import ZERO
 
 # ops whose results are not differentiable values (indices, shapes, views, tape bookkeeping)
-NOT_VALUES = {"array.dim", "array.stride", "array.index", "array.offset", "array.data_ptr",
-              "array.alloc",
-              "array.const", "array.subview", "array.broadcast", "array.transpose",
-              "array.reshape", "array.relayout", "tape.new", "tape.mark", "tape.read", "scf.yield",
-              "scf.condition", "func.return"}
-
-# ops whose result shares its first operand's buffer (the shadow of one is the same op applied
-# to the operand's shadow)
-VIEWS = ("array.subview", "array.broadcast", "array.transpose", "array.reshape", "array.relayout")
+NOT_VALUES = (Dim, Stride, Index, Offset, DataPtr, Alloc, ArrayConst, Subview, Broadcast,
+              Transpose, Reshape, Relayout, TapeNew, TapeMark, TapeRead, Yield, Condition, Return)
 
 
 def is_float(v: Value) -> bool:
@@ -53,10 +72,10 @@ class Activity:
         self.varied_roots: set = set()
         self.useful: set[Value] = set()
         self.pushed = {op.attrs["pair"]: op for op in func.walk()
-                       if op.name == "tape.push" and "pair" in op.attrs}
+                       if isinstance(op, TapePush) and "pair" in op.attrs}
         self.popped: dict = {}  # pair -> its pops (a while condition's values: two)
         for op in func.walk():
-            if op.name == "tape.pop" and "pair" in op.attrs:
+            if isinstance(op, TapePop) and "pair" in op.attrs:
                 self.popped.setdefault(op.attrs["pair"], []).append(op)
         self._find_roots()
         for i in active_args:
@@ -101,29 +120,28 @@ class Activity:
         return False
 
     def _varied_op(self, op: Op) -> bool:
-        name = op.name
         changed = False
-        if name == "array.store":
+        if isinstance(op, Store):
             if self.varied_value(op.operands[0]):
                 changed |= self._vary_roots(op.operands[1])
-        elif name == "array.load":
+        elif isinstance(op, Load):
             if self.active(op.operands[0]):
                 changed |= self._mark_varied(op.result)
-        elif name == "linalg.matmul":
+        elif isinstance(op, Matmul):
             if self.active(op.operands[0]) or self.active(op.operands[1]):
                 changed |= self._vary_roots(op.operands[2])
-        elif name == "tape.pop" and "pair" in op.attrs:
+        elif isinstance(op, TapePop) and "pair" in op.attrs:
             push = self.pushed.get(op.attrs["pair"])
             if push is not None and self.varied_value(push.operands[1]):
                 changed |= self._mark_varied(op.result)
-        elif name == "func.call":
+        elif isinstance(op, Call):
             if any(self.varied_value(v) for v in op.operands):
                 for v in op.operands:
                     if is_float_array(v):
                         changed |= self._vary_roots(v)
                 for r in op.results:
                     changed |= self._mark_varied(r)
-        elif name not in ZERO and not op.regions and name not in NOT_VALUES:
+        elif op.name not in ZERO and not op.regions and not isinstance(op, NOT_VALUES):
             # an op with a rule, or without one (then the transforms refuse it by name)
             if any(self.varied_value(v) for v in op.operands):
                 for r in op.results:
@@ -154,18 +172,17 @@ class Activity:
         return False
 
     def _useful_op(self, op: Op) -> bool:
-        name = op.name
         changed = False
-        if name == "array.store":
+        if isinstance(op, Store):
             if self.active(op.operands[1]):
                 changed |= self._mark_useful(op.operands[0])
-        elif name == "func.call":
+        elif isinstance(op, Call):
             for v in op.operands:
                 changed |= self._mark_useful(v)
-        elif name == "tape.push" and "pair" in op.attrs:
+        elif isinstance(op, TapePush) and "pair" in op.attrs:
             if any(pop.result in self.useful for pop in self.popped.get(op.attrs["pair"], ())):
                 changed |= self._mark_useful(op.operands[1])
-        elif name not in ZERO and not op.regions and name not in NOT_VALUES:
+        elif op.name not in ZERO and not op.regions and not isinstance(op, NOT_VALUES):
             if any(r in self.useful for r in op.results):
                 for v in op.operands:
                     changed |= self._mark_useful(v)

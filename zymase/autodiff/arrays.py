@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.core import Block, Region, Value
+from ..ir.ops import AddF, Alloc, Dim, For, Load, MulF, Store
 from ..ir.types import I64
 
 
 def dims(b: Builder, a: Value) -> list[Value]:
-    return [b.op("array.dim", a, axis=k) for k in range(a.type.ndim)]
+    return [b.op(Dim, a, axis=k) for k in range(a.type.ndim)]
 
 
 def nest(b: Builder, shape: list[Value], body) -> None:
@@ -22,38 +23,36 @@ def nest(b: Builder, shape: list[Value], body) -> None:
         with b.at(blk):
             level(k + 1, idx + [blk.args[0]])
             b.yield_()
-        b.create("scf.for", [b.i64(0), shape[k], b.i64(1)], [], regions=[Region([blk])])
+        b.create(For, [b.i64(0), shape[k], b.i64(1)], [], regions=[Region([blk])])
     level(0, [])
 
 
 def add_into(b: Builder, dst: Value, src: Value) -> None:
     """``dst += src`` (same shape)."""
     def body(idx):
-        s = b.op("arith.addf", b.op("array.load", dst, *idx), b.op("array.load", src, *idx),
-                 nsz=True)
-        b.create("array.store", [s, dst, *idx], [])
+        s = b.op(AddF, b.op(Load, dst, *idx), b.op(Load, src, *idx), nsz=True)
+        b.create(Store, [s, dst, *idx], [])
     nest(b, dims(b, dst), body)
 
 
 def fill_zero(b: Builder, dst: Value) -> None:
     zero = b.const(0, dst.type.dtype)
-    nest(b, dims(b, dst), lambda idx: b.create("array.store", [zero, dst, *idx], []))
+    nest(b, dims(b, dst), lambda idx: b.create(Store, [zero, dst, *idx], []))
 
 
 def outer_add(b: Builder, dst: Value, x: Value, y: Value) -> None:
     """``dst[i, j] += x[i] * y[j]``."""
     def body(idx):
         i, j = idx
-        p = b.op("arith.mulf", b.op("array.load", x, i), b.op("array.load", y, j))
-        s = b.op("arith.addf", b.op("array.load", dst, i, j), p, nsz=True)
-        b.create("array.store", [s, dst, i, j], [])
+        p = b.op(MulF, b.op(Load, x, i), b.op(Load, y, j))
+        s = b.op(AddF, b.op(Load, dst, i, j), p, nsz=True)
+        b.create(Store, [s, dst, i, j], [])
     nest(b, dims(b, dst), body)
 
 
 def copy(b: Builder, src: Value) -> Value:
     """A fresh C-contiguous copy of ``src``."""
     shape = dims(b, src)
-    out = b.create("array.alloc", shape, [src.type.with_layout("C")], {"init": "none"}).result
-    nest(b, shape, lambda idx: b.create("array.store", [b.op("array.load", src, *idx), out, *idx],
-                                        []))
+    out = b.create(Alloc, shape, [src.type.with_layout("C")], {"init": "none"}).result
+    nest(b, shape, lambda idx: b.create(Store, [b.op(Load, src, *idx), out, *idx], []))
     return out

@@ -17,17 +17,36 @@ pushes inside loops never check capacity; ``scf.while`` loops reserve once per i
 from __future__ import annotations
 
 from ..ir.builder import Builder
-from ..ir.core import PURE, Op, Value
+from ..ir.core import EXPENSIVE, LOOP, PURE, Op, Value
+from ..ir.ops import (
+    AddI,
+    Call,
+    CmpI,
+    Constant,
+    FloorDivI,
+    For,
+    If,
+    Index,
+    Load,
+    Matmul,
+    MaxI,
+    ModI,
+    MulI,
+    NegI,
+    PowI,
+    Select,
+    Store,
+    SubI,
+    TapePush,
+    TapePushArray,
+    TapeReserve,
+    While,
+)
 from ..ir.types import I64
+from .memory import written_roots
 
-EXPENSIVE = {
-    "math.sqrt", "math.exp", "math.log", "math.log1p", "math.expm1", "math.log10", "math.log2",
-    "math.sin", "math.cos", "math.tan", "math.asin", "math.acos", "math.atan", "math.sinh",
-    "math.cosh", "math.tanh", "math.asinh", "math.acosh", "math.atanh", "math.erf", "math.erfc",
-    "math.lgamma", "math.tgamma", "math.digamma", "math.trigamma", "math.pow", "math.atan2",
-    "math.hypot", "math.fmod", "complex.abs",
-}
-ALWAYS_RECOMPUTE = {"array.index", "arith.floordivi", "arith.modi", "arith.powi"}
+# index arithmetic the adjoint sweep always recomputes (even under disable={"recompute"})
+ALWAYS_RECOMPUTE = (Index, FloorDivI, ModI, PowI)
 
 
 class Policy:
@@ -35,7 +54,6 @@ class Policy:
 
     def __init__(self, func, act):
         self.act = act
-        from .memory import written_roots
         self.written = set().union(*(written_roots(op, act.roots) for op in func.walk()))
 
     def read_only(self, array: Value) -> bool:
@@ -47,13 +65,13 @@ class Policy:
     def recompute(self, v: Value) -> bool:
         """Cheap pure ops (not loads: see ReverseTransform.how)."""
         op = v.op
-        if op is None or op.regions or op.name == "array.load":
+        if op is None or op.regions or isinstance(op, Load):
             return False
-        if op.name in ALWAYS_RECOMPUTE:
+        if isinstance(op, ALWAYS_RECOMPUTE):
             return True
-        if "recompute" in self.disable and op.name != "arith.constant":
+        if "recompute" in self.disable and not isinstance(op, Constant):
             return False
-        return op.has_trait(PURE) and op.name not in EXPENSIVE
+        return op.has_trait(PURE) and not op.has_trait(EXPENSIVE)
 
 
 # ---------------------------------------------------------------------- while loops
@@ -63,8 +81,6 @@ def count_iterations(w: Op):
     """Give forward-sweep ``scf.while`` ``w`` a carried iteration counter; returns
     (the replacing op, its counter result).  The adjoint sweep runs the loop backwards that
     many times."""
-    from ..ir.core import Block  # noqa: F401
-
     before, after = w.regions[0].block, w.regions[1].block
     b = Builder.before(w)
     zero = b.i64(0)
@@ -73,11 +89,11 @@ def count_iterations(w: Op):
     ca = after.add_arg(I64, "trips")
     yld = after.terminator
     one = Builder.before(yld).i64(1)
-    nxt = Builder.before(yld).op("arith.addi", ca, one)
+    nxt = Builder.before(yld).op(AddI, ca, one)
     yld._add_operand(nxt)
     regions = list(w.regions)
     w.regions = []
-    new = b.create("scf.while", [*w.operands, zero], [r.type for r in w.results] + [I64],
+    new = b.create(While, [*w.operands, zero], [r.type for r in w.results] + [I64],
                    regions=regions)
     for old, r in zip(w.results, new.results):
         old.replace_all_uses_with(r)
@@ -98,7 +114,7 @@ def reserve(rt) -> None:
     """
     covered: set = set()
     for op in list(rt.new.walk()):
-        if op.name != "scf.for" or _pushing_loop_inside(rt, op.regions[0].block):
+        if not isinstance(op, For) or _pushing_loop_inside(rt, op.regions[0].block):
             continue
         body = op.regions[0].block
         per_iter = _slots(rt, body)
@@ -106,22 +122,21 @@ def reserve(rt) -> None:
             continue
         b = Builder.before(op)
         lb, ub, st = op.operands[:3]
-        b.create("tape.reserve", [rt.tape, b.op("arith.muli", _trip(b, lb, ub, st),
-                                                  b.i64(per_iter))], [])
+        b.create(TapeReserve, [rt.tape, b.op(MulI, _trip(b, lb, ub, st), b.i64(per_iter))], [])
         covered |= _if_blocks(body)
     for block, n in rt.pushes.items():
         if block in covered or not n:
             continue
-        first = next(op for op in block.ops if op.name == "tape.push")
+        first = next(op for op in block.ops if isinstance(op, TapePush))
         b = Builder.before(first)
-        b.create("tape.reserve", [rt.tape, b.i64(n)], [])
+        b.create(TapeReserve, [rt.tape, b.i64(n)], [])
 
 
 def _slots(rt, block) -> int:
     """Tape slots one execution of ``block`` pushes (ifs: the larger branch)."""
     n = rt.pushes.get(block, 0)
     for op in block.ops:
-        if op.name == "scf.if":
+        if isinstance(op, If):
             n += max(_slots(rt, r.block) for r in op.regions)
     return n
 
@@ -130,7 +145,7 @@ def _if_blocks(block) -> set:
     """``block`` and the branch blocks of the ifs nested in it (not inside loops)."""
     out = {block}
     for op in block.ops:
-        if op.name == "scf.if":
+        if isinstance(op, If):
             for r in op.regions:
                 out |= _if_blocks(r.block)
     return out
@@ -140,9 +155,9 @@ def _pushing_loop_inside(rt, block) -> bool:
     """Does something inside ``block`` push a variable number of slots (a loop that pushes, or
     a snapshot)?  Then ``block`` cannot be covered by one reservation made before it."""
     for op in block.walk():
-        if op.name == "tape.push_array":
+        if isinstance(op, TapePushArray):
             return True
-        if op.name in ("scf.for", "scf.while"):
+        if op.has_trait(LOOP):
             if any(rt.pushes.get(r.block) for inner in op.walk() for r in inner.regions):
                 return True
     return False
@@ -151,11 +166,11 @@ def _pushing_loop_inside(rt, block) -> bool:
 def _trip(b: Builder, lb, ub, step):
     """len(range(lb, ub, step)) (step non-zero)."""
     zero, one = b.i64(0), b.i64(1)
-    pos = b.op("arith.cmpi", step, zero, pred="gt")
-    span = b.op("arith.select", pos, b.op("arith.subi", ub, lb), b.op("arith.subi", lb, ub))
-    mag = b.op("arith.select", pos, step, b.op("arith.negi", step))
-    n = b.op("arith.floordivi", b.op("arith.addi", span, b.op("arith.subi", mag, one)), mag)
-    return b.op("arith.maxi", n, zero)
+    pos = b.op(CmpI, step, zero, pred="gt")
+    span = b.op(Select, pos, b.op(SubI, ub, lb), b.op(SubI, lb, ub))
+    mag = b.op(Select, pos, step, b.op(NegI, step))
+    n = b.op(FloorDivI, b.op(AddI, span, b.op(SubI, mag, one)), mag)
+    return b.op(MaxI, n, zero)
 
 
 # ---------------------------------------------------------------------- region summaries
@@ -168,10 +183,9 @@ def relevant(op: Op, act) -> bool:
             continue
         if any(act.active(r) for r in inner.results):
             return True
-        if inner.name == "array.store" and act.active(inner.operands[1]):
+        if isinstance(inner, Store) and act.active(inner.operands[1]):
             return True
-        if inner.name in ("func.call", "linalg.matmul") and any(act.active(v)
-                                                                for v in inner.operands):
+        if isinstance(inner, (Call, Matmul)) and any(act.active(v) for v in inner.operands):
             return True
     return False
 

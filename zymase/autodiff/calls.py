@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
-from ..ir.core import WRITES
+from ..ir.core import LOOP, WRITES
+from ..ir.ops import Alloc, Call, Dim, If
 from ..ir.printer import Symbol
 from .activity import is_float, is_float_array
-from .arrays import copy
+from .arrays import add_into, copy
 
 
 def reverse_call(rt, op) -> None:
@@ -37,7 +38,7 @@ def reverse_call(rt, op) -> None:
         return _split_adjoint(rt, op, acts, res)
     parent = op.parent_op
     while parent is not rt.func:
-        if parent.name != "scf.if":
+        if not isinstance(parent, If):
             why = "" if rt.split else (
                 " under hessian/hvp or memory_limit, which re-run the call in the adjoint "
                 "sweep (grad and vjp take it through the split form)")
@@ -50,9 +51,8 @@ def reverse_call(rt, op) -> None:
         raise DifferentiationError("reverse mode through a call returning an array (a recursive "
                                    "call, or a helper marked with zymase.checkpoint) is not "
                                    "supported yet", op.loc)
-    from .reverse import grad_function
     callee = rt.module[op.attrs["callee"]]
-    g = grad_function(rt.module, callee, acts, res, rt.registry, split_calls=rt.split)
+    g = rt.callee_grad(callee, acts, res)
     arrays = [k for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
     for k in arrays:  # all first: each promotion may rebuild the enclosing ifs
         _snapshot(rt, op, k)
@@ -62,7 +62,7 @@ def reverse_call(rt, op) -> None:
     for k in res:
         c = rt.ct.pop(op.results[k], None)
         args.append(c if c is not None else rt.zero(op.results[k].type))
-    call = rt.b.create("func.call", args, g.result_types, {"callee": Symbol(g.sym_name)})
+    call = rt.b.create(Call, args, g.result_types, {"callee": Symbol(g.sym_name)})
     adjoints = iter(call.results[len(callee.result_types):])
     for k in acts:
         if is_float(op.operands[k]):
@@ -91,7 +91,7 @@ def _split_adjoint(rt, op, acts, res) -> None:
         c = rt.ct.pop(op.results[k], None)
         args.append(c if c is not None else rt.zero(op.results[k].type))
     args += [rt.forward_value(buf, op.parent), rt.forward_value(pos, op.parent)]
-    call = rt.b.create("func.call", args, types, {"callee": Symbol(adj_name)})
+    call = rt.b.create(Call, args, types, {"callee": Symbol(adj_name)})
     adjoints = iter(call.results)
     for k in acts:
         if is_float(op.operands[k]):
@@ -107,13 +107,13 @@ def _written_after(rt, op, array) -> bool:
     writers = _writing_functions(rt.module)
 
     def writes(o):
-        return any(w.name != "func.call" or writers.get(str(w.attrs["callee"]), True)
+        return any(not isinstance(w, Call) or writers.get(str(w.attrs["callee"]), True)
                    for w in rt.memory.writes_in(o, roots))
 
     x = op
     while x is not rt.func:
         parent = x.parent_op
-        if parent.name in ("scf.for", "scf.while") and writes(parent):
+        if parent.has_trait(LOOP) and writes(parent):
             return True
         ops = x.parent.ops
         if any(writes(o) for o in ops[ops.index(x) + 1:]):
@@ -133,10 +133,10 @@ def _writing_functions(module) -> dict:
             if writes[name]:
                 continue
             for op in f.walk():
-                if op.name == "func.call":
+                if isinstance(op, Call):
                     hit = writes.get(str(op.attrs["callee"]), True)
                 else:
-                    hit = WRITES in op.traits and op.name != "array.alloc"
+                    hit = WRITES in op.traits and not isinstance(op, Alloc)
                 if hit:
                     writes[name] = changed = True
                     break
@@ -146,7 +146,7 @@ def _writing_functions(module) -> dict:
 def _copy_after(rt, op, k):
     key = ("copy-after-call", op, k)
     if key not in rt.fshadow:
-        if any(p.name in ("scf.for", "scf.while") for p in _ancestors(op, rt.func)):
+        if any(p.has_trait(LOOP) for p in _ancestors(op, rt.func)):
             raise DifferentiationError(
                 f"reverse mode through the call to `{op.attrs['callee']}` inside a loop, when "
                 "an array it is given is written again after it, is not supported yet (the "
@@ -178,7 +178,6 @@ def _snapshot(rt, op, k):
 def _custom_vjp(rt, op) -> None:
     """The user's backward rule: (residuals, cotangents of the outputs) -> one cotangent per
     argument, added to the arguments' adjoints (arrays: into their shadows)."""
-    from .arrays import add_into
     callee = rt.module[op.attrs["callee"]]
     bwd = rt.module[callee.attrs["custom_vjp_bwd"]]
     residuals = [rt.forward_value(r, op.parent) if not hasattr(r.type, "ndim")
@@ -197,10 +196,10 @@ def _custom_vjp(rt, op) -> None:
                 cts.append(rt.shadow(r))
             else:  # no adjoint reaches it: zeros
                 fr = rt.get(r)
-                dims = [rt.b.op("array.dim", fr, axis=k) for k in range(r.type.ndim)]
-                cts.append(rt.b.create("array.alloc", dims, [r.type.with_layout("C")],
+                dims = [rt.b.op(Dim, fr, axis=k) for k in range(r.type.ndim)]
+                cts.append(rt.b.create(Alloc, dims, [r.type.with_layout("C")],
                                        {"init": "zero"}).result)
-    call = rt.b.create("func.call", residuals + cts, bwd.result_types,
+    call = rt.b.create(Call, residuals + cts, bwd.result_types,
                        {"callee": Symbol(bwd.sym_name)})
     outs = iter(call.results)
     for k, has in enumerate(callee.attrs["bwd_cts"]):

@@ -30,14 +30,52 @@ import numpy as np
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
-from ..ir.core import Block, Region, Value
+from ..ir.core import LOOP, Block, Region, Value
+from ..ir.ops import (
+    AddI,
+    Alloc,
+    AndI,
+    Assert,
+    Call,
+    CmpI,
+    Condition,
+    FloorDivI,
+    For,
+    If,
+    Load,
+    Matmul,
+    MaxI,
+    MinI,
+    MulI,
+    Select,
+    Sqrt,
+    Store,
+    SubI,
+    TapeDrop,
+    TapeMark,
+    TapePush,
+    TapePushArray,
+    While,
+)
 from ..ir.printer import Symbol
 from ..ir.types import F64, I1, I64, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
-from .arrays import dims, nest
+from .arrays import copy, dims, nest
 from .memory import written_roots
-from .revolve import ADVANCE, FINE, HEADER, RESTORE, RUN, SNAPS, TAKESHOT, VALID, A, B
+from .revolve import (
+    ADVANCE,
+    FINE,
+    HEADER,
+    RESTORE,
+    RUN,
+    SNAPS,
+    TAKESHOT,
+    VALID,
+    A,
+    B,
+    revolve_next,
+)
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
 PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves spare)
@@ -46,7 +84,7 @@ PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves
 # are kept between calls, 4-16 MiB runs measure within 10% of 1 MiB ones (heat1d large, 100 MiB
 # and 10 MiB limits: 181-195 ms against 196-216 ms), so the cap stays where it is
 RUN_TAPE = 1 << 20
-READS = {"array.load": (0,), "linalg.matmul": (0, 1)}
+READS = {Load: (0,), Matmul: (0, 1)}  # operands an op reads array memory through
 
 
 def loops_to_checkpoint(rt, limit) -> list:
@@ -59,7 +97,7 @@ def loops_to_checkpoint(rt, limit) -> list:
             raise DifferentiationError("zymase.checkpoint marks a loop inside another loop; "
                                        "only outer loops can be checkpointed", op.loc)
     for op in outer:  # (under a limit, outer while loops were rewritten: rewrite_while_loops)
-        if op.name != "scf.for" or op not in rt.rloops:
+        if not isinstance(op, For) or op not in rt.rloops:
             continue
         if "checkpoint" in op.attrs or (limit is not None and _pushes_inside(rt, op)):
             out.append(op)
@@ -80,12 +118,11 @@ def rewrite_while_loops(func, act) -> None:
         (cond, Y) = before(X); results = Y                              # the last test
 
     This primal runs the loop twice; under checkpointing the steps are re-run anyway."""
-    for w in [op for op in _outer_loops(func.body) if op.name == "scf.while"]:
+    for w in [op for op in _outer_loops(func.body) if isinstance(op, While)]:
         _rewrite_while(func, w, act)
 
 
 def _rewrite_while(func, w, act) -> None:
-    from .arrays import copy
     written = set().union(*(written_roots(op, act.roots) for op in w.walk()))
     roots = []
     for r in written:
@@ -105,14 +142,14 @@ def _rewrite_while(func, w, act) -> None:
     b.index = counting.parent.ops.index(counting) + 1
     for r, c in zip(roots, saved):
         nest(b, dims(b, r), lambda idx, r=r, c=c: b.create(
-            "array.store", [b.op("array.load", c, *idx), r, *idx], []))
+            Store, [b.op(Load, c, *idx), r, *idx], []))
     before, after = w.regions[0].block, w.regions[1].block
     body = Block([I64] + [v.type for v in w.operands])
     with b.at(body):
         ys = _inline(b, before, list(body.args[1:]))[1:]
         nxt = _inline(b, after, ys)
         b.yield_(*nxt)
-    loop = b.create("scf.for", [b.i64(0), trips, b.i64(1), *w.operands],
+    loop = b.create(For, [b.i64(0), trips, b.i64(1), *w.operands],
                     [v.type for v in w.operands], regions=[Region([body])])
     last = _inline(b, before, list(loop.results))[1:]
     for old, new in zip(w.results, last):
@@ -135,7 +172,7 @@ def _on_one_path(block, loops) -> int:
     for op in block.ops:
         if op in loops:
             n += 1
-        elif op.name == "scf.if":
+        elif isinstance(op, If):
             n += max(_on_one_path(r.block, loops) for r in op.regions)
     return n
 
@@ -144,40 +181,41 @@ def _outer_loops(block):
     """Loops not inside another loop (at the top level or in branches, such as the guards LICM
     puts around loops)."""
     for op in block.ops:
-        if op.name in ("scf.for", "scf.while"):
+        if op.has_trait(LOOP):
             yield op
-        elif op.name == "scf.if":
+        elif isinstance(op, If):
             for r in op.regions:
                 yield from _outer_loops(r.block)
 
 
 def _pushes_inside(rt, loop) -> bool:
-    return any(inner.name in ("tape.push", "tape.push_array") for inner in rt.fop[loop].walk())
+    return any(isinstance(inner, (TapePush, TapePushArray)) for inner in rt.fop[loop].walk())
 
 
-def checkpoint_loops(rt, limit) -> None:
+def checkpoint_loops(rt, limit, lower) -> None:
+    """Checkpoint the loops ``loops_to_checkpoint`` picks; ``lower(py_function, example_args)``
+    compiles the Revolve helper into the module (see ``grad_function``)."""
     loops = loops_to_checkpoint(rt, limit)
     if not loops:
         return
-    helper = _revolve_helper(rt.module)
+    helper = _revolve_helper(rt.module, lower, loops[0].loc)
     ways = _on_one_path(rt.func.body, set(loops))  # loops one call may run (their slots add up)
     for loop in loops:
         Checkpointed(rt, loop, limit, ways, helper).build()
 
 
-def _revolve_helper(module) -> str:
+def _revolve_helper(module, lower, loc) -> str:
+    """The name of ``revolve_next`` compiled into ``module`` (by ``lower``, on first use)."""
     name = "zy.revolve_next"
     try:
         module[name]
         return name
     except KeyError:
         pass
-    from ..frontend.args import param_template
-    from ..frontend.module import ModuleLowerer
-    from ..options import Options
-    from .revolve import revolve_next
-    ml = ModuleLowerer(Options(boundscheck=False))
-    f = ml.lower_entry(revolve_next, [param_template(np.zeros(HEADER + 1, np.int64), "st")])
+    if lower is None:
+        raise DifferentiationError("checkpointing a loop needs grad_function(lower=...) to "
+                                   "compile its schedule (internal: the caller passes none)", loc)
+    f = lower(revolve_next, [np.zeros(HEADER + 1, np.int64)])
     f.attrs.pop("entry", None)
     f.attrs["sym_name"] = name
     module.add(f)
@@ -213,7 +251,7 @@ class Checkpointed:
         written, read = set(), set()
         for op in loop.walk():
             written |= written_roots(op, roots)
-            for i in READS.get(op.name, ()):
+            for i in READS.get(type(op), ()):
                 read |= roots.get(op.operands[i], set())
         later = set()
         x = loop
@@ -274,30 +312,30 @@ class Checkpointed:
         self.sizes = [_size(b, rt.fmap[r]) for r in self.roots]
         state = b.i64(8 * len(self.carried))
         for r, n in zip(self.roots, self.sizes):
-            state = b.op("arith.addi", state, b.op("arith.muli", n, b.i64(_itemsize(r.type))))
-        state = b.op("arith.maxi", state, b.i64(1))
+            state = b.op(AddI, state, b.op(MulI, n, b.i64(_itemsize(r.type))))
+        state = b.op(MaxI, state, b.i64(1))
         self.state_bytes = state
         keep = b.i64(0)  # bytes of the final contents of buffers the caller sees
         for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)] for r in self.escaping)):
-            keep = b.op("arith.addi", keep, b.op("arith.muli", n, b.i64(_itemsize(r.type))))
+            keep = b.op(AddI, keep, b.op(MulI, n, b.i64(_itemsize(r.type))))
         self.keep_bytes = keep
         if self.fixed is not None or self.limit is None:
             if self.fixed is not None:
                 slots = b.i64(self.fixed)
             else:  # zymase.checkpoint without snaps nor memory_limit: isqrt(T) + 1
-                root = b.op("math.sqrt", b.cast(self.trips, F64))
-                slots = b.op("arith.addi", b.cast(root, I64), b.i64(1))
-            slots = b.op("arith.mini", slots, b.op("arith.maxi", self.trips, b.i64(1)))
+                root = b.op(Sqrt, b.cast(self.trips, F64))
+                slots = b.op(AddI, b.cast(root, I64), b.i64(1))
+            slots = b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
         else:
-            room = b.op("arith.subi", b.i64(self.limit), keep)
+            room = b.op(SubI, b.i64(self.limit), keep)
             # at least one slot: the probe says how much is needed when the limit is too small
-            slots = b.op("arith.maxi", b.op("arith.floordivi", room, state), b.i64(1))
-            slots = b.op("arith.mini", slots, b.op("arith.maxi", self.trips, b.i64(1)))
+            slots = b.op(MaxI, b.op(FloorDivI, room, state), b.i64(1))
+            slots = b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
         self.max_slots = slots
-        self.stores = [b.create("array.alloc", [b.op("arith.muli", slots, n)],
+        self.stores = [b.create(Alloc, [b.op(MulI, slots, n)],
                                 [ArrayType(r.type.dtype, 1, "C")], {"init": "none"}).result
                        for r, n in zip(self.roots, self.sizes)]
-        self.pstores = [b.create("array.alloc", [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
+        self.pstores = [b.create(Alloc, [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
                                  {"init": "none"}).result for v in self.carried]
         inits = [rt.fmap.get(v, v) for v in self.loop.operands[3:]]
         self.save(b, b.i64(0), inits)
@@ -352,14 +390,14 @@ class Checkpointed:
         later = [Value(r.type) for r in rl.results]  # uses after the driver, until it exists
         for old, tmp in zip(rl.results, later):
             old.replace_all_uses_with(tmp)
-        st = b.create("array.alloc", [b.op("arith.addi", self.max_slots, b.i64(HEADER))],
+        st = b.create(Alloc, [b.op(AddI, self.max_slots, b.i64(HEADER))],
                       [ArrayType(I64, 1, "C")], {"init": "zero"}).result
         _store(b, self.trips, st, FINE)
         _store(b, self.max_slots, st, SNAPS)
         _store(b, b.i64(1), st, RUN)
         if self.probe:
             _store(b, b.i64(1), st, PENDING)
-            self.pos0 = b.create("tape.mark", [rt.tape], None).result
+            self.pos0 = b.create(TapeMark, [rt.tape], None).result
         ptypes = [v.type for v in self.carried]
         atypes = [v.type for v in adj]
         carried0 = [b.const(0, t) for t in ptypes]
@@ -367,14 +405,14 @@ class Checkpointed:
         w_after = Block([I64] + ptypes + atypes)
         with b.at(w_before):
             act = self.next_action(b, st)
-            more = b.op("arith.cmpi", act, b.i64(0), pred="ne")
-            b.create("scf.condition", [more, act, *w_before.args], [])
+            more = b.op(CmpI, act, b.i64(0), pred="ne")
+            b.create(Condition, [more, act, *w_before.args], [])
         with b.at(w_after):
             act, ps, ads = w_after.args[0], list(w_after.args[1:1 + len(ptypes)]), \
                 list(w_after.args[1 + len(ptypes):])
             res = self.dispatch(b, st, act, ps, ads)
             b.yield_(*res[1:])
-        drv = b.create("scf.while", [*carried0, *adj], [I64] + ptypes + atypes,
+        drv = b.create(While, [*carried0, *adj], [I64] + ptypes + atypes,
                        regions=[Region([w_before]), Region([w_after])])
         finals = drv.results[1 + len(ptypes):]
         for tmp, new in zip(later, finals):
@@ -383,14 +421,14 @@ class Checkpointed:
             for k, v in list(scope.ct.items()):
                 if v in rl.results:
                     scope.ct[k] = finals[rl.results.index(v)]
-        for r, copy in zip(self.escaping, self.finals):
-            _from_flat(b, copy, rt.fmap[r], b.i64(0))
+        for r, final in zip(self.escaping, self.finals):
+            _from_flat(b, final, rt.fmap[r], b.i64(0))
 
     def next_action(self, b, st):
-        call = lambda: b.create("func.call", [st], [I64], {"callee": Symbol(self.helper)}).result
+        call = lambda: b.create(Call, [st], [I64], {"callee": Symbol(self.helper)}).result
         if not self.probe:
             return call()
-        probe = b.op("arith.andi", _eq(b, _load(b, st, PENDING), 1),
+        probe = b.op(AndI, _eq(b, _load(b, st, PENDING), 1),
                      _eq(b, _load(b, st, VALID), 1))
         yes, no = Block(), Block()
         with b.at(yes):
@@ -401,7 +439,7 @@ class Checkpointed:
             b.yield_(b.i64(PROBE))
         with b.at(no):
             b.yield_(call())
-        return b.create("scf.if", [probe], [I64], regions=[Region([yes]), Region([no])]).result
+        return b.create(If, [probe], [I64], regions=[Region([yes]), Region([no])]).result
 
     def dispatch(self, b, st, act, ps, ads):
         """The driver's body: one action, as a chain of ``scf.if``; returns (act, P, A)."""
@@ -418,7 +456,7 @@ class Checkpointed:
                 return cases[0][1]()
             code, emit = cases[0]
             cond = _eq(b, act, code)
-            return list(b.create("scf.if", [cond], types,
+            return list(b.create(If, [cond], types,
                                  regions=[branch(emit), branch(lambda: chain(cases[1:]))]).results)
 
         def advance():
@@ -450,7 +488,7 @@ class Checkpointed:
                 b.yield_(*ads)
             with b.at(no):
                 b.yield_(*self._adjoint(b, t, t_end, ads))
-            out = b.create("scf.if", [_eq(b, act, PROBE)], [v.type for v in ads],
+            out = b.create(If, [_eq(b, act, PROBE)], [v.type for v in ads],
                            regions=[Region([yes]), Region([no])]).results
             return [act, *ps, *out]
 
@@ -460,8 +498,7 @@ class Checkpointed:
     def _adjoint(self, b, t, t_end, ads):
         rl = self.rl
         one = b.i64(1)
-        rl.set_operands([b.op("arith.subi", t_end, one), b.op("arith.subi", t, one), b.i64(-1),
-                         *ads])
+        rl.set_operands([b.op(SubI, t_end, one), b.op(SubI, t, one), b.i64(-1), *ads])
         b.insert(rl)
         return list(rl.results)
 
@@ -471,38 +508,36 @@ class Checkpointed:
         steps filling half of what is left, else single steps."""
         rt = self.rt
         op = b.op
-        pos = b.create("tape.mark", [rt.tape], None).result
-        n = op("arith.subi", pos, self.pos0)
-        b.create("tape.drop", [rt.tape, n], [])
+        pos = b.create(TapeMark, [rt.tape], None).result
+        n = op(SubI, pos, self.pos0)
+        b.create(TapeDrop, [rt.tape, n], [])
         eight, one, zero = b.i64(8), b.i64(1), b.i64(0)
-        step = op("arith.muli", n, eight)  # bytes of one step's tape
-        other = op("arith.addi", op("arith.muli", self.pos0, eight), self.keep_bytes)
-        avail = op("arith.subi", b.i64(self.limit), other)
+        step = op(MulI, n, eight)  # bytes of one step's tape
+        other = op(AddI, op(MulI, self.pos0, eight), self.keep_bytes)
+        avail = op(SubI, b.i64(self.limit), other)
         state = self.state_bytes
-        trips = op("arith.maxi", self.trips, one)
-        whole = op("arith.muli", trips, step)
-        fits = op("arith.andi", op("arith.cmpi", op("arith.addi", whole, state), avail, pred="le"),
-                  op("arith.cmpi", whole, b.i64(RUN_TAPE), pred="le"))
-        half = op("arith.floordivi", op("arith.maxi", avail, zero), b.i64(2))
-        half = op("arith.mini", half, b.i64(RUN_TAPE))
-        run = op("arith.maxi", op("arith.floordivi", half, op("arith.maxi", step, one)), one)
-        slots = op("arith.floordivi", op("arith.subi", avail, op("arith.muli", run, step)),
-                   state)
-        few = op("arith.cmpi", slots, one, pred="lt")
-        run = op("arith.select", few, one, run)
-        slots = op("arith.select", few, op("arith.floordivi", op("arith.subi", avail, step),
-                                             state), slots)
-        run = op("arith.select", fits, trips, run)
-        slots = op("arith.select", fits, one, slots)
-        ok = op("arith.cmpi", slots, one, pred="ge")
-        self.raise_unless(b, ok, op("arith.addi", op("arith.addi", other, step), state))
-        _store(b, op("arith.mini", slots, self.max_slots), st, SNAPS)
+        trips = op(MaxI, self.trips, one)
+        whole = op(MulI, trips, step)
+        fits = op(AndI, op(CmpI, op(AddI, whole, state), avail, pred="le"),
+                  op(CmpI, whole, b.i64(RUN_TAPE), pred="le"))
+        half = op(FloorDivI, op(MaxI, avail, zero), b.i64(2))
+        half = op(MinI, half, b.i64(RUN_TAPE))
+        run = op(MaxI, op(FloorDivI, half, op(MaxI, step, one)), one)
+        slots = op(FloorDivI, op(SubI, avail, op(MulI, run, step)), state)
+        few = op(CmpI, slots, one, pred="lt")
+        run = op(Select, few, one, run)
+        slots = op(Select, few, op(FloorDivI, op(SubI, avail, step), state), slots)
+        run = op(Select, fits, trips, run)
+        slots = op(Select, fits, one, slots)
+        ok = op(CmpI, slots, one, pred="ge")
+        self.raise_unless(b, ok, op(AddI, op(AddI, other, step), state))
+        _store(b, op(MinI, slots, self.max_slots), st, SNAPS)
         _store(b, run, st, RUN)
 
     def raise_unless(self, b, ok, need) -> None:
         """MemoryError unless ``ok``; ``need`` is what this loop needs (all loops: x ways)."""
-        need = b.op("arith.muli", need, b.i64(self.ways))
-        b.create("rt.assert", [ok, b.i64(self.user_limit), need], [], {
+        need = b.op(MulI, need, b.i64(self.ways))
+        b.create(Assert, [ok, b.i64(self.user_limit), need], [], {
             "kind": "MemoryError",
             "msg": "memory_limit={a} bytes is too small to checkpoint this loop: it needs at "
                    "least {b} bytes (one saved loop state, one iteration's tape and the tape "
@@ -510,19 +545,19 @@ class Checkpointed:
                                       else "") + ")"}, loc=self.loop.loc)
 
     def _iteration(self, b, t):
-        return b.op("arith.addi", self.lb, b.op("arith.muli", t, self.step))
+        return b.op(AddI, self.lb, b.op(MulI, t, self.step))
 
     # ------------------------------------------------------------------ state slots
     def save(self, b, k, carried) -> None:
         for v, store in zip(carried, self.pstores):
-            b.create("array.store", [b.cast(v, store.type.dtype), store, k], [])
+            b.create(Store, [b.cast(v, store.type.dtype), store, k], [])
         for r, n, store in zip(self.roots, self.sizes, self.stores):
-            _to_flat(b, self.rt.fmap[r], store, b.op("arith.muli", k, n))
+            _to_flat(b, self.rt.fmap[r], store, b.op(MulI, k, n))
 
     def load(self, b, k) -> list:
         for r, n, store in zip(self.roots, self.sizes, self.stores):
-            _from_flat(b, store, self.rt.fmap[r], b.op("arith.muli", k, n))
-        return [b.cast(b.op("array.load", store, k), v.type)
+            _from_flat(b, store, self.rt.fmap[r], b.op(MulI, k, n))
+        return [b.cast(b.op(Load, store, k), v.type)
                 for v, store in zip(self.carried, self.pstores)]
 
 
@@ -551,45 +586,45 @@ def _slot_dtype(t):
 def _size(b, a) -> Value:
     n = b.i64(1)
     for d in dims(b, a):
-        n = b.op("arith.muli", n, d)
+        n = b.op(MulI, n, d)
     return n
 
 
 def _flat_index(b, idx, shape) -> Value:
     flat = b.i64(0)
     for i, d in zip(idx, shape):
-        flat = b.op("arith.addi", b.op("arith.muli", flat, d), i)
+        flat = b.op(AddI, b.op(MulI, flat, d), i)
     return flat
 
 
 def _to_flat(b, src, dst, base) -> None:
     shape = dims(b, src)
-    nest(b, shape, lambda idx: b.create("array.store", [
-        b.op("array.load", src, *idx), dst,
-        b.op("arith.addi", base, _flat_index(b, idx, shape))], []))
+    nest(b, shape, lambda idx: b.create(Store, [
+        b.op(Load, src, *idx), dst,
+        b.op(AddI, base, _flat_index(b, idx, shape))], []))
 
 
 def _from_flat(b, src, dst, base) -> None:
     shape = dims(b, dst)
-    nest(b, shape, lambda idx: b.create("array.store", [
-        b.op("array.load", src, b.op("arith.addi", base, _flat_index(b, idx, shape))), dst,
+    nest(b, shape, lambda idx: b.create(Store, [
+        b.op(Load, src, b.op(AddI, base, _flat_index(b, idx, shape))), dst,
         *idx], []))
 
 
 def _copy_flat(b, src, n) -> Value:
-    out = b.create("array.alloc", [n], [ArrayType(src.type.dtype, 1, "C")],
+    out = b.create(Alloc, [n], [ArrayType(src.type.dtype, 1, "C")],
                    {"init": "none"}).result
     _to_flat(b, src, out, b.i64(0))
     return out
 
 
 def _load(b, st, k) -> Value:
-    return b.op("array.load", st, b.i64(k))
+    return b.op(Load, st, b.i64(k))
 
 
 def _store(b, v, st, k) -> None:
-    b.create("array.store", [v, st, b.i64(k)], [])
+    b.create(Store, [v, st, b.i64(k)], [])
 
 
 def _eq(b, v, k) -> Value:
-    return b.op("arith.cmpi", v, b.i64(k), pred="eq")
+    return b.op(CmpI, v, b.i64(k), pred="eq")

@@ -16,15 +16,35 @@ own ``jvp`` for the pattern of active operands.  Width W > 1 is ``jacfwd`` and
 from __future__ import annotations
 
 from ..errors import DifferentiationError
-from ..ir.builder import Builder
-from ..ir.core import Block, Func, Module, Op, Region, Value
+from ..ir.core import VIEW, Block, Func, Module, Op, Region, Value
+from ..ir.ops import (
+    Alloc,
+    Call,
+    Condition,
+    Dim,
+    For,
+    If,
+    Load,
+    Matmul,
+    MulI,
+    Relayout,
+    Return,
+    Select,
+    Store,
+    TapePop,
+    TapePopRef,
+    TapePush,
+    TapeRead,
+    TapeReserve,
+    While,
+    Yield,
+)
+from ..ir.printer import Symbol
 from ..ir.types import ArrayType
 from ..passes.rewrite import clone_op
-from .activity import VIEWS, Activity, is_float, is_float_array
+from .activity import Activity, is_float, is_float_array
+from .arrays import add_into
 from .rules import LINEAR, PARTIALS, ZERO, RuleBuilder
-
-STRUCTURAL = ("scf.for", "scf.if", "scf.while", "func.call", "func.return", "array.load",
-              "array.store", "array.alloc", "linalg.matmul")
 
 
 def jvp_function(module: Module, func: Func, active_args, width: int = 1,
@@ -82,7 +102,7 @@ class ForwardTransform:
         self.b.block, self.b.index = new, None
         try:
             for op in old.ops:
-                if op.name in ("scf.yield", "scf.condition"):
+                if isinstance(op, (Yield, Condition)):
                     continue  # block_with_yield builds the new terminator
                 self.b.loc = op.loc
                 self.op(op)
@@ -92,10 +112,10 @@ class ForwardTransform:
 
     # ------------------------------------------------------------------ ops
     def op(self, op: Op) -> None:
-        handler = getattr(self, "op_" + op.name.replace(".", "_"), None)
+        handler = HANDLERS.get(type(op))
         if handler is not None:
-            return handler(op)
-        if op.name in VIEWS:
+            return handler(self, op)
+        if op.has_trait(VIEW):
             return self.view(op)
         return self.generic(op)
 
@@ -129,10 +149,10 @@ class ForwardTransform:
 
     def zero_like(self, v: Value) -> Value:
         if isinstance(v.type, ArrayType):
-            dims = [self.b.op("array.dim", v, axis=k) for k in range(v.type.ndim)]
-            z = self.b.create("array.alloc", dims, [v.type.with_layout("C")], {"init": "zero"})
+            dims = [self.b.op(Dim, v, axis=k) for k in range(v.type.ndim)]
+            z = self.b.create(Alloc, dims, [v.type.with_layout("C")], {"init": "zero"})
             if v.type.layout != "C":
-                return self.b.op("array.relayout", z.result, type=v.type)
+                return self.b.op(Relayout, z.result, type=v.type)
             return z.result
         return self.b.const(0, v.type)
 
@@ -166,7 +186,7 @@ class ForwardTransform:
         new = self.clone(op)
         if self.act.active(op.result) and op.operands[0] in self.tan:
             idx = [self.x(v) for v in op.operands[1:]]
-            self.tan[op.result] = [self.b.op("array.load", s, *idx)
+            self.tan[op.result] = [self.b.op(Load, s, *idx)
                                    for s in self.tan[op.operands[0]]]
         return new
 
@@ -183,12 +203,12 @@ class ForwardTransform:
             tv = self.t(v, w) if is_float(v) else None
             if tv is None:
                 tv = self.b.const(0, a.type.dtype)
-            self.b.create("array.store", [tv, s, *idx], [])
+            self.b.create(Store, [tv, s, *idx], [])
 
     def op_array_alloc(self, op):
         self.clone(op)
         if self.act.active(op.result):
-            self.tan[op.result] = [self.b.create("array.alloc", [self.x(d) for d in op.operands],
+            self.tan[op.result] = [self.b.create(Alloc, [self.x(d) for d in op.operands],
                                                  [op.result.type], {"init": "zero"}).result
                                    for _ in range(self.width)]
 
@@ -199,14 +219,12 @@ class ForwardTransform:
         if self.act.active(op.result):
             c = self.x(op.operands[0])
             self.tan[op.result] = [
-                self.b.op("arith.select", c, self.t_or_zero(op.operands[1], w),
+                self.b.op(Select, c, self.t_or_zero(op.operands[1], w),
                           self.t_or_zero(op.operands[2], w)) for w in range(self.width)]
 
     def op_tape_read(self, op):
         raise DifferentiationError("forward mode cannot follow a snapshot on the tape "
                                    "(internal: snapshots must be off here)", op.loc)
-
-    op_tape_pop_ref = op_tape_read
 
     def view(self, op):
         self.clone(op)
@@ -214,7 +232,7 @@ class ForwardTransform:
         if src in self.tan and self.act.active(op.result):
             rest = [self.x(v) for v in op.operands[1:]]
             self.tan[op.result] = [
-                self.b.create(op.name, [s, *rest], [op.result.type], dict(op.attrs)).result
+                self.b.create(type(op), [s, *rest], [op.result.type], dict(op.attrs)).result
                 for s in self.tan[src]]
 
     def op_linalg_matmul(self, op):
@@ -226,14 +244,13 @@ class ForwardTransform:
             so = self.tan[out][w]
             ta, tb = self.t(a, w), self.t(bm, w)
             if ta is not None:
-                self.b.create("linalg.matmul", [ta, self.x(bm), so], [])
+                self.b.create(Matmul, [ta, self.x(bm), so], [])
             if tb is not None:
                 target = so
                 if ta is not None:
                     target = self.zero_like(so)
-                self.b.create("linalg.matmul", [self.x(a), tb, target], [])
+                self.b.create(Matmul, [self.x(a), tb, target], [])
                 if ta is not None:
-                    from .arrays import add_into
                     add_into(self.b, so, target)
 
     # ------------------------------------------------------------------ control flow
@@ -249,7 +266,7 @@ class ForwardTransform:
             blocks.append(blk)
         types = [r.type for r in op.results] + [r.type for r, a in zip(op.results, act) if a
                                                 for _ in range(self.width)]
-        new = self.b.create("scf.if", [self.x(op.operands[0])], types,
+        new = self.b.create(If, [self.x(op.operands[0])], types,
                             regions=[Region([b]) for b in blocks])
         self._bind_results(op.results, new.results, act)
 
@@ -261,14 +278,14 @@ class ForwardTransform:
         with self.b.at(new):
             vals = [self.x(v) for v in term.operands]
             extra = []
-            if term.name == "scf.condition":
+            if isinstance(term, Condition):
                 pairs = list(zip(term.operands[1:], act))
             else:
                 pairs = list(zip(term.operands, act))
             for v, a in pairs:
                 if a:
                     extra += [self.t_or_zero(v, w) for w in range(self.width)]
-            self.b.create(term.name, vals + extra, [])
+            self.b.create(type(term), vals + extra, [])
 
     def _bind_results(self, old_results, new_results, act):
         for o, n in zip(old_results, new_results):
@@ -301,7 +318,7 @@ class ForwardTransform:
         self._bind_args(body.args[1:], blk, act)
         self.block_with_yield(body, blk, body.args[1:], act)
         lb, ub, st = (self.x(v) for v in op.operands[:3])
-        new = self.b.create("scf.for", [lb, ub, st, *inits], [v.type for v in inits],
+        new = self.b.create(For, [lb, ub, st, *inits], [v.type for v in inits],
                             regions=[Region([blk])])
         self._bind_results(op.results, new.results, act)
 
@@ -316,7 +333,7 @@ class ForwardTransform:
         self._bind_args(after.args, post, act_out)
         self.block_with_yield(after, post, after.args, act_in)
         types = [a.type for a in post.args]
-        new = self.b.create("scf.while", inits, types, regions=[Region([pre]), Region([post])])
+        new = self.b.create(While, inits, types, regions=[Region([pre]), Region([post])])
         self._bind_results(op.results, new.results, act_out)
 
     def op_func_call(self, op):
@@ -332,8 +349,7 @@ class ForwardTransform:
         args = [self.x(v) for v in op.operands]
         for k in active:
             args += self.tan[op.operands[k]]
-        from ..ir.printer import Symbol
-        new = self.b.create("func.call", args, jvp.result_types, {"callee": Symbol(jvp.sym_name)})
+        new = self.b.create(Call, args, jvp.result_types, {"callee": Symbol(jvp.sym_name)})
         n = len(op.results)
         for o, r in zip(op.results, new.results[:n]):
             self.map[o] = r
@@ -346,14 +362,13 @@ class ForwardTransform:
 
     def custom_jvp_call(self, op, callee):
         """Call the user's jvp rule once per lane: (primals, tangents) -> (out, tangent_out)."""
-        from ..ir.printer import Symbol
         rule = self.module[callee.attrs["custom_jvp"]]
         n = len(op.results)
         args = [self.x(v) for v in op.operands]
         lanes_out = []
         for w in range(self.width):
             tans = [self.t_or_zero(v, w) for v in op.operands if is_float(v) or is_float_array(v)]
-            call = self.b.create("func.call", args + tans, rule.result_types,
+            call = self.b.create(Call, args + tans, rule.result_types,
                                  {"callee": Symbol(rule.sym_name)})
             if w == 0:
                 for o, r in zip(op.results, call.results[:n]):
@@ -371,12 +386,12 @@ class ForwardTransform:
         if v in self.tan and "pair" in op.attrs:
             self.tangent_pairs.add(op.attrs["pair"])
             for t in self.tan[v]:
-                self.b.create("tape.push", [self.x(op.operands[0]), t], [])
+                self.b.create(TapePush, [self.x(op.operands[0]), t], [])
 
     def op_tape_pop(self, op):
         if op.attrs.get("pair") in self.tangent_pairs:
             t = self.x(op.operands[0])
-            lanes = [self.b.create("tape.pop", [t], [op.result.type]).result
+            lanes = [self.b.create(TapePop, [t], [op.result.type]).result
                      for _ in range(self.width)][::-1]
             self.clone(op)
             self.tan[op.result] = lanes
@@ -385,14 +400,24 @@ class ForwardTransform:
 
     def op_tape_reserve(self, op):
         t, n = (self.x(v) for v in op.operands)
-        scaled = self.b.op("arith.muli", n, self.b.i64(1 + self.width))
-        self.b.create("tape.reserve", [t, scaled], [])
+        scaled = self.b.op(MulI, n, self.b.i64(1 + self.width))
+        self.b.create(TapeReserve, [t, scaled], [])
 
     def op_func_return(self, op):
         vals = [self.x(v) for v in op.operands]
         for k in self.float_results:
             vals += [self.t_or_zero(op.operands[k], w) for w in range(self.width)]
-        self.b.create("func.return", vals, [])
+        self.b.create(Return, vals, [])
+
+
+T = ForwardTransform
+# ops with a handler of their own; the others go by their rule record (views: ``view``)
+HANDLERS = {Load: T.op_array_load, Store: T.op_array_store, Alloc: T.op_array_alloc,
+            Select: T.op_arith_select, TapeRead: T.op_tape_read, TapePopRef: T.op_tape_read,
+            Matmul: T.op_linalg_matmul, If: T.op_scf_if, For: T.op_scf_for, While: T.op_scf_while,
+            Call: T.op_func_call, TapePush: T.op_tape_push, TapePop: T.op_tape_pop,
+            TapeReserve: T.op_tape_reserve, Return: T.op_func_return}
+del T
 
 
 def _maker(a: Value) -> str:
@@ -404,4 +429,3 @@ def _is_float_type(t) -> bool:
     return getattr(t, "kind", None) in ("f", "c")
 
 
-_ = (Builder, STRUCTURAL)

@@ -13,26 +13,24 @@ over buffers, by alias roots as in ``activity.py``).
   step instead of one value per load.
 * ``carried_load(arg)``: a loop-carried value that is the previous iteration's load (``prev =
   cur`` in ``heat1d``) is read back from the same copy, shifted by one step.
+* ``renewed_array(a)``: an array a loop replaces by a fresh buffer each iteration and otherwise
+  only reads (``u = u + f(u)``): each version gets a shadow of its own.
 """
 
 from __future__ import annotations
 
-from ..ir.core import Op, Value
-from ..ir.roots import WRITTEN
+from ..ir.core import LOOP, VIEW, Op, Value
+from ..ir.ops import AddI, Alloc, Call, Dim, For, Func, If, Load, Matmul, Store, SubI
 from ..ir.types import ArrayType
 from ..passes.rewrite import constant_value
-
-LOOPS = ("scf.for", "scf.while")
+from .activity import is_float_array
 
 
 def written_roots(op: Op, roots: dict) -> set:
     """Alias roots of the buffers ``op`` itself may write (a call: any array it is given)."""
-    if op.name in WRITTEN:
-        return set().union(*(roots.get(op.operands[i], set()) for i in WRITTEN[op.name]))
-    if op.name == "func.call":
-        return set().union(*(roots.get(v, set()) for v in op.operands
-                             if isinstance(v.type, ArrayType)))
-    return set()
+    written = [v for v in op.operands if isinstance(v.type, ArrayType)] if isinstance(op, Call) \
+        else op.written()
+    return set().union(*(roots.get(v, set()) for v in written))
 
 
 class Memory:
@@ -62,7 +60,7 @@ class Memory:
         x = load
         while x.parent_op is not self.func:
             parent = x.parent_op
-            if parent.name in LOOPS and self.writes_in(parent, roots):
+            if parent.has_trait(LOOP) and self.writes_in(parent, roots):
                 return False  # a later iteration may overwrite it
             if self._written_after(x, roots):
                 return False
@@ -89,12 +87,12 @@ class Memory:
         if not self._snapshottable(root):
             return None
         loops = _enclosing_loops(load)
-        if not loops or loops[0].name != "scf.for" or not self._valid_innermost(loops[0], load,
-                                                                                 roots):
+        if not loops or not isinstance(loops[0], For) or \
+                not self._valid_innermost(loops[0], load, roots):
             return None
         best = loops[0]
         for outer in loops[1:]:
-            if outer.name != "scf.for" or self.writes_in(outer, roots):
+            if not isinstance(outer, For) or self.writes_in(outer, roots):
                 break
             best = outer
         return best, root
@@ -105,7 +103,7 @@ class Memory:
             return False
         if root.op is None:
             return root.block is self.func.body  # an argument
-        return root.op.name == "array.alloc" and root.op.parent is self.func.body
+        return isinstance(root.op, Alloc) and root.op.parent is self.func.body
 
     def _valid_innermost(self, loop: Op, load: Op, roots: set) -> bool:
         writes = self.writes_in(loop, roots)
@@ -118,7 +116,7 @@ class Memory:
             return False
         shape_l = _affine_index(load.operands[1:], iv, loop)
         for w in writes:
-            if w.name != "array.store" or w.parent is not body or w.operands[1] is not \
+            if not isinstance(w, Store) or w.parent is not body or w.operands[1] is not \
                     load.operands[0]:
                 return False
             shape_w = _affine_index(w.operands[2:], iv, loop)
@@ -136,7 +134,7 @@ class Memory:
         iteration (``arg`` at iteration iv is ``load``'s location at iv - step), served by the
         same snapshot; else None."""
         loop = arg.block.parent_op
-        if loop is None or loop.name != "scf.for" or arg.index == 0:
+        if loop is None or not isinstance(loop, For) or arg.index == 0:
             return None
         step, lb = constant_value(loop.operands[2]), constant_value(loop.operands[0])
         body = loop.regions[0].block
@@ -144,7 +142,7 @@ class Memory:
         y = body.terminator.operands[k]
         init = loop.operands[3 + k]
         ly, l0 = y.op, init.op
-        if ly is None or l0 is None or ly.name != "array.load" or l0.name != "array.load":
+        if ly is None or l0 is None or not isinstance(ly, Load) or not isinstance(l0, Load):
             return None
         if ly.parent is not body or l0.operands[0] is not ly.operands[0]:
             return None
@@ -174,7 +172,7 @@ class Memory:
             if any(self.writes_in(op, roots) for op in ops[:ops.index(x)]):
                 return True
             x = x.parent_op
-            if x is None or x.name != "scf.if":
+            if x is None or not isinstance(x, If):
                 return True
         ops = first.parent.ops
         return any(self.writes_in(op, roots) for op in ops[ops.index(first) + 1:ops.index(x)])
@@ -183,8 +181,8 @@ class Memory:
 def _enclosing_loops(op: Op) -> list[Op]:
     out = []
     p = op.parent_op
-    while p is not None and p.name != "func.func":
-        if p.name in LOOPS:
+    while p is not None and not isinstance(p, Func):
+        if p.has_trait(LOOP):
             out.append(p)
         p = p.parent_op
     return out
@@ -209,13 +207,13 @@ def _offset_of(e: Value, iv: Value):
     if e is iv:
         return 0
     op = e.op
-    if op is None or op.name not in ("arith.addi", "arith.subi"):
+    if op is None or not isinstance(op, (AddI, SubI)):
         return None
     x, y = op.operands
     k = constant_value(y)
     if x is iv and k is not None:
-        return k if op.name == "arith.addi" else -k
-    if op.name == "arith.addi" and y is iv and constant_value(x) is not None:
+        return k if isinstance(op, AddI) else -k
+    if isinstance(op, AddI) and y is iv and constant_value(x) is not None:
         return constant_value(x)
     return None
 
@@ -223,3 +221,40 @@ def _offset_of(e: Value, iv: Value):
 def _outside(v: Value, loop: Op) -> bool:
     owner = v.op if v.op is not None else v.block.parent_op
     return owner is None or not loop.is_ancestor_of(owner)
+
+
+def renewed_array(a: Value):
+    """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
+    result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
+    and only reads otherwise; else None.  Reverse mode carries its shadow backwards
+    (``reverse_ops._for``): each version gets a zeroed shadow of its own."""
+    if a.op is not None and isinstance(a.op, For):
+        loop, k = a.op, a.op.results.index(a)
+    elif a.op is None and isinstance(a.block.parent_op, For) and a.index > 0:
+        loop, k = a.block.parent_op, a.index - 1
+    else:
+        return None
+    body = loop.regions[0].block
+    c, y = body.args[1 + k], body.terminator.operands[k]
+    if not is_float_array(c) or y.op is None or y.op.parent is not body:
+        return None
+    fresh = isinstance(y.op, Alloc) and not y.op.attrs.get("list")
+    inner = isinstance(y.op, For) and renewed_array(y) is not None  # renewed by an inner loop
+    if not (fresh or inner):
+        return None
+    todo, seen = [c], set()
+    while todo:  # the old version is only read (or renewed by an inner loop)
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for user, i in v.uses:
+            if user.has_trait(VIEW) and i == 0:
+                todo.extend(user.results)
+            elif isinstance(user, Matmul) and i < 2:
+                continue
+            elif isinstance(user, For) and i >= 3 and user.results[i - 3] is y and inner:
+                continue
+            elif type(user) not in (Load, Dim):  # (exactly: Stride subclasses Dim)
+                return None
+    return loop, k

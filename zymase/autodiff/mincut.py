@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from ..ir.ops import For
 from ..ir.types import ArrayType
 from . import cache
 
@@ -53,7 +54,7 @@ def _block_cut(rt, block, needed) -> set:
 
 def _loop_index(v) -> bool:
     """The index of an ``scf.for`` (the reverse loop has the same one)."""
-    return v.op is None and v.index == 0 and getattr(v.block.parent_op, "name", "") == "scf.for"
+    return v.op is None and v.index == 0 and isinstance(v.block.parent_op, For)
 
 
 def _own_snapshot(rt, v, block):
@@ -90,7 +91,7 @@ def _cut(rt, block, needed, own_snapshots: bool):
             if how in ("recompute", "reload", "snapshot", "induction", "carried"):
                 k = "cheap" if how == "recompute" and v.op is not None else "free"
                 if k == "cheap" and not rt.policy.recompute(v) and \
-                        v.op.name not in cache.ALWAYS_RECOMPUTE:
+                        not isinstance(v.op, cache.ALWAYS_RECOMPUTE):
                     k = "free"  # an expensive op recomputed from free operands
             else:
                 k = "source"

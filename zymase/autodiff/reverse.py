@@ -24,14 +24,53 @@ from __future__ import annotations
 
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
-from ..ir.core import PURE, VIEW, Block, Func, Module, Region, Value
+from ..ir.core import EXPENSIVE, PURE, VIEW, Block, Func, Module, Region, Value
+from ..ir.ops import (
+    AddF,
+    AddI,
+    Alloc,
+    ArrayConst,
+    Call,
+    CmpI,
+    DataPtr,
+    Dim,
+    FloorDivI,
+    For,
+    If,
+    Index,
+    Load,
+    MulI,
+    Offset,
+    Relayout,
+    Return,
+    Select,
+    Stride,
+    SubI,
+    TapeDrop,
+    TapeFree,
+    TapeMark,
+    TapeNew,
+    TapePop,
+    TapePopRef,
+    TapePush,
+    TapePushArray,
+    TapePushRef,
+    TapeRead,
+    While,
+)
+from ..ir.printer import Symbol
 from ..ir.roots import array_flows
 from ..ir.types import I64, TAPE, ArrayType
 from ..passes.rewrite import clone_op
 from . import cache
-from .activity import VIEWS, Activity, is_float, is_float_array
-from .memory import Memory
+from .activity import Activity, is_float, is_float_array
+from .arrays import add_into, copy
+from .checkpoint import checkpoint_loops, rewrite_while_loops
+from .memory import Memory, renewed_array
+from .mincut import choose_stores
+from .reverse_ops import Scope, reverse_block
 from .rules import RuleBuilder
+from .split import split_function
 
 # cache optimizations that ``disable`` can switch off (ablations), see cache.py / memory.py
 OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carried", "mincut")
@@ -40,32 +79,33 @@ OPTIMIZATIONS = ("recompute", "recompute_expensive", "reload", "snapshot", "carr
 def grad_function(module: Module, func: Func, active_args, active_results,
                   registry: dict | None = None, keep_primal: bool = True,
                   disable=frozenset(), memory_limit: int | None = None,
-                  split_calls: bool = True) -> Func:
+                  split_calls: bool = True, lower=None) -> Func:
     """``keep_primal=False`` drops the primal results from the returned values, so that a
     forward sweep nothing else needs can be removed (``grad`` without the value).
     ``memory_limit`` (bytes) checkpoints the top-level loops (``checkpoint.py``).
     ``split_calls=False``: recursive calls re-run the callee in the adjoint sweep instead of
-    passing its tape (forward mode over this function cannot follow a tape between calls)."""
+    passing its tape (forward mode over this function cannot follow a tape between calls).
+    ``lower(py_function, example_args) -> Func`` compiles a helper written in Python (the
+    checkpointing schedule, ``revolve.py``) with bounds checks off; needed only when a loop is
+    checkpointed (``memory_limit``, ``zymase.checkpoint``)."""
     registry = {} if registry is None else registry
     key = (func.sym_name, tuple(sorted(active_args)), tuple(active_results), keep_primal)
     if key in registry:
         return registry[key]
     if memory_limit is not None:  # while loops get a trip count, to be checkpointed as fors
-        from .checkpoint import rewrite_while_loops
         rewrite_while_loops(func, Activity(func, sorted(active_args), list(active_results)))
-    two_pass = "mincut" not in disable and not any(op.name == "func.call" for op in func.walk())
+    two_pass = "mincut" not in disable and not any(isinstance(op, Call) for op in func.walk())
     rt = _transform(module, func, active_args, active_results, registry, keep_primal, disable,
-                    memory_limit, needs={} if two_pass else None)
+                    memory_limit, lower, needs={} if two_pass else None)
     rt.split = split_calls
     new = rt.build()
     if two_pass:
-        from .mincut import choose_stores
         stores = choose_stores(rt)
         if stores:  # build again, storing the cut (the first build only told what is needed)
             del module.funcs[new.sym_name]
             del registry[key]
             rt = _transform(module, func, active_args, active_results, registry, keep_primal,
-                            disable, memory_limit, stores=stores)
+                            disable, memory_limit, lower, stores=stores)
             rt.split = split_calls
             new = rt.build()
     module.meta.setdefault("decisions", {})[new.sym_name] = rt.decisions
@@ -73,7 +113,7 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     return new
 
 
-def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable) -> tuple:
+def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable, lower) -> tuple:
     """Names of ``callee``'s split forward and adjoint functions for these active arguments and
     results, built on first request (``split.py``, residuals on the tape).  The names are fixed
     before building, so a recursive callee's forward function calls itself."""
@@ -82,10 +122,9 @@ def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable)
         return registry[key]
     tag = f"{callee.sym_name}.vjp{'_'.join(map(str, acts))}r{'_'.join(map(str, res))}"
     names = registry[key] = (f"{tag}.fwd", f"{tag}.adj")
-    rt = _transform(module, callee, acts, res, registry, True, disable, None)
+    rt = _transform(module, callee, acts, res, registry, True, disable, None, lower)
     rt.name = tag
     g = rt.build()
-    from .split import split_function
     n_shadows = sum(is_float_array(callee.args[i]) for i in acts)
     split_function(module, g, rt.last_forward, len(callee.result_types), len(res), n_shadows,
                    "tape", names)
@@ -93,27 +132,13 @@ def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable)
 
 
 def _transform(module, func, active_args, active_results, registry, keep_primal, disable,
-               memory_limit, needs=None, stores=frozenset()):
+               memory_limit, lower, needs=None, stores=frozenset()):
     rt = ReverseTransform(module, func, active_args, active_results, registry)
     rt.keep_primal, rt.disable = keep_primal, frozenset(disable)
-    rt.memory_limit = memory_limit
+    rt.memory_limit, rt.lower = memory_limit, lower
     rt.policy.disable = rt.memory.disable = rt.disable
     rt.needs, rt.stores = needs, frozenset(stores)
     return rt
-
-
-class Scope:
-    """A reverse region under construction, mirroring one primal block."""
-
-    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
-
-    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
-        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
-        self.env: dict[Value, Value] = {}
-        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
-        self.shadows: dict[Value, Value] = {}
-        self.ct: dict[Value, Value] = {}
-        self.head = 0  # ops at the start of rblock: pops and shadow allocations
 
 
 class ReverseTransform:
@@ -146,6 +171,7 @@ class ReverseTransform:
         self._static = False
         self.watched: list[dict] = []  # more {key: forward value} tables ``promote`` keeps valid
         self.memory_limit = None
+        self.lower = None  # compiles Python helpers (grad_function's ``lower``)
         self._flow_sources = None  # array value -> [(sources, through a view/call)]
         self.name = None  # the function's name when not f.grad (split pairs)
         self.split_calls: dict = {}  # primal call -> (adjoint name, forward (buf, pos))
@@ -178,23 +204,21 @@ class ReverseTransform:
             self.fshadow[f.args[i]] = next(args)
         seeds = [next(args) for _ in self.active_results]
         self.b.block, self.b.index, self.b.loc = new.body, None, f.loc
-        self.tape = self.b.create("tape.new", [], [TAPE]).result
+        self.tape = self.b.create(TapeNew, [], [TAPE]).result
         for i, a in enumerate(f.args):  # a buffer argument not differentiated that active
             if i not in arrays and is_float_array(a) and self.act.active(a):  # values reach
                 self.fshadow[a] = self._scratch_shadow(self.fmap[a])
         self.forward_sweep()
         # the split form cuts here (split.py); an op of its own, since promote() rebuilds ifs
-        self.last_forward = self.b.create("tape.mark", [self.tape], [I64], {"split": True})
+        self.last_forward = self.b.create(TapeMark, [self.tape], [I64], {"split": True})
         top = Scope(f.body, new.body, Block())
         self.scopes.append(top)
         self.b.block, self.b.index = top.rblock, None
         ret = f.body.terminator
         for k, seed in zip(self.active_results, seeds):
             self.seed(ret.operands[k], seed)
-        from .reverse_ops import reverse_block
         reverse_block(self, f.body)
-        from .checkpoint import checkpoint_loops
-        checkpoint_loops(self, self.memory_limit)
+        checkpoint_loops(self, self.memory_limit, self.lower)
         for op in list(top.rblock.ops):
             op.detach()
             new.body.append(op)
@@ -203,21 +227,26 @@ class ReverseTransform:
             for i in scalars:
                 outs.append(top.ct.get(f.args[i]) or self.b.const(0, f.args[i].type))
             cache.reserve(self)
-            self.b.create("tape.free", [self.tape], [])
-            self.b.create("func.return", outs, [])
+            self.b.create(TapeFree, [self.tape], [])
+            self.b.create(Return, outs, [])
         return new
 
     def _scratch_shadow(self, a: Value) -> Value:
         """A zeroed shadow for buffer ``a`` whose adjoint the caller does not want."""
         b = self.b
-        dims = [b.op("array.dim", a, axis=k) for k in range(a.type.ndim)]
-        s = b.create("array.alloc", dims, [a.type.with_layout("C")], {"init": "zero"}).result
-        return s if a.type.layout == "C" else b.op("array.relayout", s, type=a.type)
+        dims = [b.op(Dim, a, axis=k) for k in range(a.type.ndim)]
+        s = b.create(Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result
+        return s if a.type.layout == "C" else b.op(Relayout, s, type=a.type)
+
+    def callee_grad(self, callee: Func, acts, res) -> Func:
+        """``callee.grad`` for these active arguments and results, which the adjoint sweep
+        calls to re-run a call (``calls.py``)."""
+        return grad_function(self.module, callee, acts, res, self.registry,
+                             split_calls=self.split, lower=self.lower)
 
     def seed(self, v: Value, seed: Value) -> None:
         if isinstance(v.type, ArrayType):
             if self.act.active(v):
-                from .arrays import add_into
                 add_into(self.b, self.shadow(v), seed)
             return
         if self.act.active(v):
@@ -235,10 +264,10 @@ class ReverseTransform:
                 for ro, rn in zip(old_op.regions, new_op.regions):
                     self.fblock[ro.block] = rn.block
             for old_op, new_op in zip(list(op.walk()), list(new.walk())):
-                if old_op.name == "scf.while":
+                if isinstance(old_op, While):
                     self.fwhile[old_op] = cache.count_iterations(new_op)
                     self._remap(dict(zip(new_op.results, self.fwhile[old_op][0].results)))
-                elif old_op.name == "func.call":
+                elif isinstance(old_op, Call):
                     self._custom_forward(old_op, new_op) or self._split_forward(old_op, new_op)
             self.top_level_shadow(op)
         self.fblock[self.func.body] = self.new.body
@@ -247,7 +276,6 @@ class ReverseTransform:
         """A call kept through optimization (recursion) whose adjoint is needed runs the
         callee's split forward function, which also returns its tape; the adjoint sweep passes
         that tape to the split adjoint function (``split.py``), so nothing is recomputed."""
-        from ..ir.printer import Symbol
         callee = self.module[call.attrs["callee"]]
         acts = [k for k, v in enumerate(call.operands) if self.act.active(v)]
         res = [k for k, r in enumerate(call.results) if self.act.active(r)]
@@ -255,8 +283,9 @@ class ReverseTransform:
                 not self.split or (not acts and not res) or \
                 any(not is_float(call.results[k]) for k in res):
             return
-        names = split_pair(self.module, callee, acts, res, self.registry, self.disable)
-        new = Builder.before(clone).create("func.call", list(clone.operands),
+        names = split_pair(self.module, callee, acts, res, self.registry, self.disable,
+                           self.lower)
+        new = Builder.before(clone).create(Call, list(clone.operands),
                                            list(callee.result_types) + [I64, I64],
                                            {"callee": Symbol(names[0])})
         self._replace_call(call, clone, new)
@@ -274,25 +303,23 @@ class ReverseTransform:
     def _custom_forward(self, call, clone) -> bool:
         """A call to a custom_vjp function runs its forward rule, which also returns residuals
         for the backward rule."""
-        from ..ir.printer import Symbol
         callee = self.module[call.attrs["callee"]]
         if "custom_vjp_fwd" not in callee.attrs:
             return False
         fwd = self.module[callee.attrs["custom_vjp_fwd"]]
-        new = Builder.before(clone).create("func.call", list(clone.operands), fwd.result_types,
+        new = Builder.before(clone).create(Call, list(clone.operands), fwd.result_types,
                                            {"callee": Symbol(fwd.sym_name)})
         n = len(clone.results)
         self._replace_call(call, clone, new)
         # array residuals are copied: the forward rule may hand back its arguments, which the
         # caller can write before the backward rule reads them
-        from .arrays import copy
         b = Builder.before(new)
         b.index += 1
         res = []
         for r in new.results[n:]:
             if isinstance(r.type, ArrayType):
                 c = copy(b, r)
-                r = c if c.type == r.type else b.op("array.relayout", c, type=r.type)
+                r = c if c.type == r.type else b.op(Relayout, c, type=r.type)
             res.append(r)
         self.residuals[call] = res
         return True
@@ -307,26 +334,26 @@ class ReverseTransform:
     def top_level_shadow(self, op) -> None:
         """Shadows of active buffers created at the top level (zeroed, made in the forward
         sweep so that every reverse region can use them)."""
-        if op.name == "func.call" and op in self.residuals:  # a custom_vjp call's array results
+        if isinstance(op, Call) and op in self.residuals:  # a custom_vjp call's array results
             for r in op.results:  # (their shadows are the cotangents its backward rule gets)
                 if is_float_array(r) and self.act.active(r):
                     fr = self.fmap[r]
-                    dims = [self.b.op("array.dim", fr, axis=k) for k in range(r.type.ndim)]
+                    dims = [self.b.op(Dim, fr, axis=k) for k in range(r.type.ndim)]
                     self.fshadow[r] = self._as(self.b.create(
-                        "array.alloc", dims, [r.type.with_layout("C")], {"init": "zero"}).result,
+                        Alloc, dims, [r.type.with_layout("C")], {"init": "zero"}).result,
                         r.type)
             return
         if len(op.results) != 1 or not is_float_array(op.result) or not self.act.active(op.result):
             return
-        if op.name == "array.alloc" and op.attrs.get("list"):
+        if isinstance(op, Alloc) and op.attrs.get("list"):
             return  # one shadow for all of a list's buffers: list_shadow()
-        if op.name == "array.alloc":
+        if isinstance(op, Alloc):
             dims = [self.fmap[d] for d in op.operands]
-            self.fshadow[op.result] = self.b.create("array.alloc", dims, [op.result.type],
+            self.fshadow[op.result] = self.b.create(Alloc, dims, [op.result.type],
                                                     {"init": "zero"}).result
-        elif op.name in VIEWS and op.operands[0] in self.fshadow:
+        elif op.has_trait(VIEW) and op.operands[0] in self.fshadow:
             rest = [self.fmap[v] for v in op.operands[1:]]
-            self.fshadow[op.result] = self.b.create(op.name, [self.fshadow[op.operands[0]], *rest],
+            self.fshadow[op.result] = self.b.create(type(op), [self.fshadow[op.operands[0]], *rest],
                                                     [op.result.type], dict(op.attrs)).result
 
     # ------------------------------------------------------------------ primal values
@@ -364,7 +391,7 @@ class ReverseTransform:
         if how == "carried":
             ly, dim, shift = self.memory.carried_load(v)
             idx = [self.get(i) for i in ly.operands[1:]]
-            idx[dim] = self.b.op("arith.addi", idx[dim], self.b.i64(shift))
+            idx[dim] = self.b.op(AddI, idx[dim], self.b.i64(shift))
             snap = self.memory.snapshot_for(ly)
             return self._memo(v, self.snapshot_read(ly.operands[0], idx, snap, v.type))
         return self.pop(v, self.scope_of(block))
@@ -382,7 +409,7 @@ class ReverseTransform:
                     self.memory.carried_load(v) is not None:  # read from the loop's snapshot
                 return "carried"
             return "tape"
-        if op.name == "array.load":
+        if isinstance(op, Load):
             if not self.array_available(op.operands[0]):
                 return "tape"
             if "reload" not in self.disable and (self.policy.read_only(op.operands[0]) or
@@ -395,7 +422,7 @@ class ReverseTransform:
             return "tape"  # e.g. the size of an array carried by a loop
         if self.policy.recompute(v):
             return "recompute"
-        if (op.name in cache.EXPENSIVE and "recompute_expensive" not in self.disable
+        if (op.has_trait(EXPENSIVE) and "recompute_expensive" not in self.disable
                 and self.tape_free(v)):
             return "recompute"
         return "tape"
@@ -410,21 +437,21 @@ class ReverseTransform:
             self._static = False
 
     def _induction(self, v: Value):
-        """(loop, init, step_value, sign) when loop-carried ``v`` grows by a loop-invariant
+        """(loop, init, step_value, AddI or SubI) when loop-carried ``v`` grows by a loop-invariant
         amount each iteration (``idx += 1``); it is then init + t * step at iteration t."""
         loop = v.block.parent_op
-        if loop is None or loop.name != "scf.for" or v.index == 0 or not v.type.is_int:
+        if loop is None or not isinstance(loop, For) or v.index == 0 or not v.type.is_int:
             return None
         body = loop.regions[0].block
         y = body.terminator.operands[v.index - 1]
         op = y.op
-        if op is None or op.name not in ("arith.addi", "arith.subi"):
+        if op is None or not isinstance(op, (AddI, SubI)):
             return None
         a, b = op.operands
         if a is v and _outside(b, loop):
-            return loop, loop.operands[3 + v.index - 1], b, op.name
-        if op.name == "arith.addi" and b is v and _outside(a, loop):
-            return loop, loop.operands[3 + v.index - 1], a, op.name
+            return loop, loop.operands[3 + v.index - 1], b, type(op)
+        if isinstance(op, AddI) and b is v and _outside(a, loop):
+            return loop, loop.operands[3 + v.index - 1], a, type(op)
         return None
 
     def invertible(self, v: Value):
@@ -434,7 +461,7 @@ class ReverseTransform:
         then recovers ``v`` from the next iteration's value by subtracting it, instead of
         popping it: gmm's ``idx`` advanced by an inner loop's trip count each row."""
         loop = v.block.parent_op
-        if loop is None or loop.name != "scf.for" or v.index == 0 or v.type != I64 or \
+        if loop is None or not isinstance(loop, For) or v.index == 0 or v.type != I64 or \
                 self._induction(v) is not None:  # (i64 only: trip counts are i64)
             return None
         body = loop.regions[0].block
@@ -442,10 +469,10 @@ class ReverseTransform:
         op = y.op
         if op is None or op.parent is not body:
             return None
-        if op.name == "scf.for":  # y = an inner loop's induction started at v
+        if isinstance(op, For):  # y = an inner loop's induction started at v
             j = op.results.index(y)
             ind = self._induction(op.regions[0].block.args[1 + j])
-            if op.operands[3 + j] is not v or ind is None or ind[3] != "arith.addi":
+            if op.operands[3 + j] is not v or ind is None or ind[3] is not AddI:
                 return None
             inner, inc = op, ind[2]
 
@@ -454,9 +481,9 @@ class ReverseTransform:
                 lb, ub, st = (self.get(x) for x in inner.operands[:3])
                 step = self.get(inc)
                 step = b.cast(step, v.type) if step.type != v.type else step
-                return b.op("arith.muli", cache._trip(b, lb, ub, st), step)
+                return b.op(MulI, cache._trip(b, lb, ub, st), step)
             return amount
-        if op.name == "arith.addi" and v in op.operands:
+        if isinstance(op, AddI) and v in op.operands:
             x = op.operands[1] if op.operands[0] is v else op.operands[0]
             if x is v or _depends_on(x, v, body):
                 return None
@@ -467,12 +494,10 @@ class ReverseTransform:
         loop, init, inc, kind = self._induction(v)
         b = self.b
         lb, step = self.get(loop.operands[0]), self.get(loop.operands[2])
-        t = b.op("arith.floordivi", b.op("arith.subi", self.get(loop.regions[0].block.args[0]),
-                                         lb), step)
-        delta = b.op("arith.muli", t, b.cast(self.get(inc), v.type) if inc.type != v.type
+        t = b.op(FloorDivI, b.op(SubI, self.get(loop.regions[0].block.args[0]), lb), step)
+        delta = b.op(MulI, t, b.cast(self.get(inc), v.type) if inc.type != v.type
                      else self.get(inc))
-        name = "arith.addi" if kind == "arith.addi" else "arith.subi"
-        return b.op(name, self.get(init), delta)
+        return b.op(kind, self.get(init), delta)
 
     def tape_free(self, v: Value, depth: int = 8, home: Block | None = None) -> bool:
         """Can ``v`` be had in the adjoint sweep without anything on the tape of its own block?
@@ -490,13 +515,13 @@ class ReverseTransform:
         op = v.op
         if op is None:
             p = v.block.parent_op
-            return p is not None and p.name == "scf.for" and v is p.regions[0].block.args[0]
+            return p is not None and isinstance(p, For) and v is p.regions[0].block.args[0]
         if depth == 0 or op.regions:
             return False
-        if op.name == "array.load":
+        if isinstance(op, Load):
             return self.array_available(op.operands[0]) and (
                 self.policy.read_only(op.operands[0]) or self.memory.reload_safe(op))
-        if not (op.has_trait(PURE) or op.name in cache.ALWAYS_RECOMPUTE):
+        if not (op.has_trait(PURE) or isinstance(op, cache.ALWAYS_RECOMPUTE)):
             return False
         return all(self.tape_free(x, depth - 1, home) for x in op.operands)
 
@@ -506,20 +531,20 @@ class ReverseTransform:
         if a.block is self.func.body:
             return True
         op = a.op
-        if op is not None and op.name in VIEWS:
+        if op is not None and op.has_trait(VIEW):
             return self.array_available(op.operands[0])
         p = a.block.parent_op if op is None else op.parent_op
         if op is None:
             return False  # carried by a loop or a block argument
         while p is not self.func:
-            if p.name != "scf.if":
+            if not isinstance(p, If):
                 return False
             p = p.parent_op
         return True
 
     def get_array(self, a: Value) -> Value:
         op = a.op
-        if op is not None and op.name in VIEWS:
+        if op is not None and op.has_trait(VIEW):
             return self.recompute(a)
         if not self.array_available(a):
             raise DifferentiationError("the adjoint sweep needs an array made inside a loop "
@@ -538,19 +563,19 @@ class ReverseTransform:
         mark = self.snapshots.get((loop, root))
         if mark is None:
             b = Builder.before(self.fop[loop])
-            mark = b.create("tape.mark", [self.tape], None).result
-            b.create("tape.push_array", [self.tape, self.fmap[root]], [])
+            mark = b.create(TapeMark, [self.tape], None).result
+            b.create(TapePushArray, [self.tape, self.fmap[root]], [])
             self.snapshots[(loop, root)] = mark
             self.snapshot_roots.setdefault(loop, []).append(root)
         p0 = self.forward_value(mark, loop.parent)
         b = self.b
         a = self.get(array)
-        off = b.op("array.offset", a, self.get(root))
+        off = b.op(Offset, a, self.get(root))
         for k, i in enumerate(idx):
-            off = b.op("arith.addi", off, b.op("arith.muli", i, b.op("array.stride", a, axis=k)))
+            off = b.op(AddI, off, b.op(MulI, i, b.op(Stride, a, axis=k)))
         if t.is_complex:
-            off = b.op("arith.muli", off, b.i64(2))
-        return b.create("tape.read", [self.tape, b.op("arith.addi", p0, off)], [t]).result
+            off = b.op(MulI, off, b.i64(2))
+        return b.create(TapeRead, [self.tape, b.op(AddI, p0, off)], [t]).result
 
     def drop_snapshots(self, loop) -> None:
         """After the adjoint of ``loop``: discard the snapshots taken before it (newest first)."""
@@ -559,8 +584,8 @@ class ReverseTransform:
             r = self.get(root)
             n = b.i64(2 if r.type.dtype.is_complex else 1)
             for k in range(r.type.ndim):
-                n = b.op("arith.muli", n, b.op("array.dim", r, axis=k))
-            b.create("tape.drop", [self.tape, n], [])
+                n = b.op(MulI, n, b.op(Dim, r, axis=k))
+            b.create(TapeDrop, [self.tape, n], [])
 
     def recompute(self, v: Value) -> Value:
         op = v.op
@@ -569,15 +594,15 @@ class ReverseTransform:
             operands = [self.get(x) for x in op.operands]
         finally:
             self._recomputing.pop()
-        if op.name == "array.index":  # it passed its check in the forward sweep: only wrap
+        if isinstance(op, Index):  # it passed its check in the forward sweep: only wrap
             i, n = operands
             if not op.attrs.get("wrap"):
                 r = i
             else:
-                neg = self.b.op("arith.cmpi", i, self.b.i64(0), pred="lt")
-                r = self.b.op("arith.select", neg, self.b.op("arith.addi", i, n), i)
+                neg = self.b.op(CmpI, i, self.b.i64(0), pred="lt")
+                r = self.b.op(Select, neg, self.b.op(AddI, i, n), i)
         else:
-            r = self.b.create(op.name, operands, [x.type for x in op.results],
+            r = self.b.create(type(op), operands, [x.type for x in op.results],
                               dict(op.attrs)).results[v.index]
         self.scopes[-1].env[v] = r
         return r
@@ -596,11 +621,11 @@ class ReverseTransform:
         if pair is None:  # a block reversed twice (a while condition: after the last test,
             pair = self.pair_of[(fb, fwd)] = self.next_pair()  # and in each trip) pushes once
             Builder(fb, fb.ops.index(fb.terminator), loc).create(
-                "tape.push_ref" if ref else "tape.push", [self.tape, fwd], [], {"pair": pair})
+                TapePushRef if ref else TapePush, [self.tape, fwd], [], {"pair": pair})
             slots = 2 + 2 * fwd.type.ndim if ref else 2 if fwd.type.is_complex else 1
             self.pushes[fb] = self.pushes.get(fb, 0) + slots
         popped = Builder(scope.rblock, 0, self.b.loc).create(
-            "tape.pop_ref" if ref else "tape.pop", [self.tape], [fwd.type], {"pair": pair}).result
+            TapePopRef if ref else TapePop, [self.tape], [fwd.type], {"pair": pair}).result
         self._inserted_at_start(scope)
         scope.env[key] = scope.head_env[key] = popped
         return popped
@@ -621,7 +646,7 @@ class ReverseTransform:
         result (the other branch yields a placeholder).  Values inside loops cannot be."""
         while fblock is not self.new.body:
             parent = fblock.parent_op
-            if parent.name != "scf.if":
+            if not isinstance(parent, If):
                 raise DifferentiationError("an array made inside a loop is needed by the adjoint "
                                            "sweep (not supported yet)", parent.loc)
             fwd = self._add_if_result(parent, fwd, fblock)
@@ -637,16 +662,16 @@ class ReverseTransform:
                 v = fwd
             elif isinstance(fwd.type, ArrayType):
                 zeros = [b.i64(0)] * fwd.type.ndim
-                v = b.create("array.alloc", zeros, [fwd.type.with_layout("C")],
+                v = b.create(Alloc, zeros, [fwd.type.with_layout("C")],
                              {"init": "zero"}).result
                 if fwd.type.layout != "C":
-                    v = b.op("array.relayout", v, type=fwd.type)
+                    v = b.op(Relayout, v, type=fwd.type)
             else:
                 v = b.const(0, fwd.type)
             term._add_operand(v)
         regions = list(op.regions)
         op.regions = []
-        new = Builder.before(op).create("scf.if", list(op.operands),
+        new = Builder.before(op).create(If, list(op.operands),
                                         [r.type for r in op.results] + [fwd.type], regions=regions)
         remap = dict(zip(op.results, new.results))
         for old, r in remap.items():
@@ -683,16 +708,16 @@ class ReverseTransform:
         if a in self.fshadow:
             return self.fshadow[a]
         op = a.op
-        if op is not None and op.name in VIEWS:
+        if op is not None and op.has_trait(VIEW):
             src = self.shadow(op.operands[0])
             rest = [self.get(x) for x in op.operands[1:]]
-            r = self.b.create(op.name, [src, *rest], [a.type], dict(op.attrs)).result
+            r = self.b.create(type(op), [src, *rest], [a.type], dict(op.attrs)).result
             self.scopes[-1].shadows[a] = r
             return r
-        if op is not None and op.name == "array.alloc" and a.block is not self.func.body:
+        if op is not None and isinstance(op, Alloc) and a.block is not self.func.body:
             scope = self.scope_of(a.block)
             r = self.at_head(scope, lambda: self.b.create(
-                "array.alloc", [self.get(d) for d in op.operands], [a.type],
+                Alloc, [self.get(d) for d in op.operands], [a.type],
                 {"init": "zero"}).result)
             scope.shadows[a] = r
             return r
@@ -704,11 +729,11 @@ class ReverseTransform:
             scope = self.scope_of(a.block)
             dims = self.forward_dims(a)
             r = self.at_head(scope, lambda: self.b.create(
-                "array.alloc", dims, [a.type.with_layout("C")], {"init": "zero"}).result)
+                Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result)
             r = self._as(r, a.type) if r.type != a.type else r
             scope.shadows[a] = r
             return r
-        what = _ORIGINS.get(op.name, f"`{op.name}`") if op is not None else \
+        what = _ORIGINS.get(type(op), f"`{op.name}`") if op is not None else \
             "a value carried by a loop or chosen by a branch"
         raise DifferentiationError(
             f"reverse mode cannot follow an active array that comes from {what} here (arrays "
@@ -748,8 +773,8 @@ class ReverseTransform:
         while fop.parent is not self.new.body:  # (a while loop's forward op, with its counter)
             fop = fop.parent.parent_op
         b = Builder(self.new.body, self.new.body.ops.index(fop) + 1, last.op.loc)
-        dim = b.op("array.dim", self.fmap[last], axis=0)
-        shadow = b.create("array.alloc", [dim], [last.type.with_layout("C")],
+        dim = b.op(Dim, self.fmap[last], axis=0)
+        shadow = b.create(Alloc, [dim], [last.type.with_layout("C")],
                           {"init": "zero"}).result
         self.list_shadows[key] = shadow
         return shadow
@@ -782,8 +807,8 @@ class ReverseTransform:
         roots = sorted(roots, key=lambda r: r.index + (r.op.results.index(r) if r.op else 0))
         out = self._as(self.fshadow[roots[-1]], a.type)
         for r in roots[:-1]:
-            same = b.op("arith.cmpi", ptr, b.op("array.data_ptr", self.fmap[r]), pred="eq")
-            out = b.op("arith.select", same, self._as(self.fshadow[r], a.type), out)
+            same = b.op(CmpI, ptr, b.op(DataPtr, self.fmap[r]), pred="eq")
+            out = b.op(Select, same, self._as(self.fshadow[r], a.type), out)
         return out
 
     def _whole_buffers(self, a: Value, roots: set) -> bool:
@@ -794,7 +819,7 @@ class ReverseTransform:
         if self._flow_sources is None:
             src: dict = {}
             for op in self.func.walk():
-                opaque = op.has_trait(VIEW) or op.name == "func.call"
+                opaque = op.has_trait(VIEW) or isinstance(op, Call)
                 for dst, srcs in array_flows(op):
                     src.setdefault(dst, []).append((srcs, opaque))
             self._flow_sources = src
@@ -828,27 +853,27 @@ class ReverseTransform:
         if a.block is self.func.body:
             b = Builder(self.new.body, self.new.body.ops.index(self.fop[a.op]) + 1
                         if a.op is not None else 0, self.func.loc)
-            return [b.op("array.dim", self.fmap[a], axis=k) for k in range(a.type.ndim)]
+            return [b.op(Dim, self.fmap[a], axis=k) for k in range(a.type.ndim)]
         fb = self.fblock[a.block]
         fa = self.fmap[a]
         at = 0 if fa.op is None else fb.ops.index(fa.op) + 1
         b = Builder(fb, at, self.func.loc)
-        dims = [b.op("array.dim", fa, axis=k) for k in range(a.type.ndim)]
+        dims = [b.op(Dim, fa, axis=k) for k in range(a.type.ndim)]
         return [self.forward_value(d, a.block) for d in dims]
 
     def _as(self, v: Value, t) -> Value:
-        return v if v.type == t else self.b.op("array.relayout", v, type=t)
+        return v if v.type == t else self.b.op(Relayout, v, type=t)
 
     def _data_ptr(self, a: Value) -> Value:
         """The address of primal array ``a`` at the current point of the adjoint sweep."""
         if a.block is self.func.body:
-            return self.b.op("array.data_ptr", self.fmap[a])
+            return self.b.op(DataPtr, self.fmap[a])
         fb = self.fblock[a.block]
         fa = self.fmap[a]
         if fa.op is None:  # a block argument: take its address at the start of the block
-            ptr = Builder(fb, 0, self.func.loc).op("array.data_ptr", fa)
+            ptr = Builder(fb, 0, self.func.loc).op(DataPtr, fa)
         else:
-            ptr = Builder(fb, fb.ops.index(fa.op) + 1, self.func.loc).op("array.data_ptr", fa)
+            ptr = Builder(fb, fb.ops.index(fa.op) + 1, self.func.loc).op(DataPtr, fa)
         return self.forward_value(ptr, a.block)
 
     # ------------------------------------------------------------------ adjoints
@@ -860,7 +885,7 @@ class ReverseTransform:
         if c is None or not self.act.active(v):
             return
         cur = self.ct.get(v)
-        self.ct[v] = c if cur is None else self.b.op("arith.addf", cur, c, nsz=True)
+        self.ct[v] = c if cur is None else self.b.op(AddF, cur, c, nsz=True)
 
     def zero(self, t):
         return self.b.const(0, t)
@@ -870,9 +895,9 @@ _ = Region
 
 
 # where an array came from, in the user's terms (for refusals)
-_ORIGINS = {"scf.if": "an if/else (or conditional expression)", "scf.for": "a for loop",
-            "scf.while": "a while loop (or a for loop with break)", "func.call": "a function call",
-            "arith.select": "a conditional expression", "array.const": "a global or closure array"}
+_ORIGINS = {If: "an if/else (or conditional expression)", For: "a for loop",
+            While: "a while loop (or a for loop with break)", Call: "a function call",
+            Select: "a conditional expression", ArrayConst: "a global or closure array"}
 
 
 def _depends_on(x: Value, v: Value, body: Block) -> bool:
@@ -890,45 +915,8 @@ def _depends_on(x: Value, v: Value, body: Block) -> bool:
     return False
 
 
-def renewed_array(a: Value):
-    """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
-    result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
-    and only reads otherwise; else None.  Reverse mode carries its shadow backwards
-    (``reverse_ops._for``): each version gets a zeroed shadow of its own."""
-    if a.op is not None and a.op.name == "scf.for":
-        loop, k = a.op, a.op.results.index(a)
-    elif a.op is None and getattr(a.block.parent_op, "name", "") == "scf.for" and a.index > 0:
-        loop, k = a.block.parent_op, a.index - 1
-    else:
-        return None
-    body = loop.regions[0].block
-    c, y = body.args[1 + k], body.terminator.operands[k]
-    if not is_float_array(c) or y.op is None or y.op.parent is not body:
-        return None
-    fresh = y.op.name == "array.alloc" and not y.op.attrs.get("list")
-    inner = y.op.name == "scf.for" and renewed_array(y) is not None  # renewed by an inner loop
-    if not (fresh or inner):
-        return None
-    todo, seen = [c], set()
-    while todo:  # the old version is only read (or renewed by an inner loop)
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for user, i in v.uses:
-            if user.name in VIEWS and i == 0:
-                todo.extend(user.results)
-            elif user.name == "linalg.matmul" and i < 2:
-                continue
-            elif user.name == "scf.for" and i >= 3 and user.results[i - 3] is y and inner:
-                continue
-            elif user.name not in ("array.load", "array.dim"):
-                return None
-    return loop, k
-
-
 def _is_list_buffer(r: Value) -> bool:
-    return r.op is not None and r.op.name == "array.alloc" and bool(r.op.attrs.get("list"))
+    return r.op is not None and isinstance(r.op, Alloc) and bool(r.op.attrs.get("list"))
 
 
 def _outside(v: Value, loop) -> bool:

@@ -6,33 +6,76 @@
 from __future__ import annotations
 
 from ..errors import DifferentiationError
-from ..ir.core import Block, Region, Value
+from ..ir.builder import Builder
+from ..ir.core import VIEW, Block, Region, Value
+from ..ir.ops import (
+    AddF,
+    AddI,
+    Alloc,
+    ArrayConst,
+    ArrayFree,
+    Assert,
+    Broadcast,
+    Call,
+    Condition,
+    Dim,
+    For,
+    If,
+    Index,
+    Load,
+    Matmul,
+    MulI,
+    Relayout,
+    Reshape,
+    Return,
+    Store,
+    Stride,
+    SubI,
+    Subview,
+    Transpose,
+    While,
+    Yield,
+)
 from ..ir.types import I64
 from . import cache
 from .activity import is_float, is_float_array
-from .arrays import add_into, fill_zero, outer_add
-from .reverse import VIEWS, Scope, renewed_array
+from .arrays import add_into, copy, dims, fill_zero, outer_add
+from .calls import reverse_call
+from .memory import renewed_array
 from .rules import LINEAR, PARTIALS, ZERO
 
-NO_ADJOINT = {"array.alloc", "array.const", "array.dim", "array.stride", "array.index",
-              "array.subview", "array.broadcast", "array.transpose", "array.reshape",
-              "array.relayout",
-              "array.free", "rt.assert"}
+NO_ADJOINT = (Alloc, ArrayConst, Dim, Stride, Index, Subview, Broadcast, Transpose, Reshape,
+              Relayout, ArrayFree, Assert)
+
+
+class Scope:
+    """A reverse region under construction, mirroring one primal block."""
+
+    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
+
+    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
+        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
+        self.env: dict[Value, Value] = {}
+        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
+        self.shadows: dict[Value, Value] = {}
+        self.ct: dict[Value, Value] = {}
+        self.head = 0  # ops at the start of rblock: pops and shadow allocations
+
 
 
 def reverse_block(rt, block: Block) -> None:
     for op in reversed(block.ops):
-        if op.name in ("scf.yield", "scf.condition", "func.return"):
+        if isinstance(op, (Yield, Condition, Return)):
             continue
         rt.b.loc = op.loc
         if op.attrs.get("no_adjoint"):  # its effects are undone before anything uses them
             continue
-        handler = HANDLERS.get(op.name)
+        handler = HANDLERS.get(type(op))
         if handler is not None:
             handler(rt, op)
         elif op.name in PARTIALS or op.name in LINEAR:
             _scalar(rt, op)
-        elif op.name in ZERO or op.name in NO_ADJOINT:
+        elif op.name in ZERO or isinstance(op, NO_ADJOINT):
             continue
         elif any(rt.act.active(r) for r in op.results):
             raise DifferentiationError(f"no derivative rule for `{op.name}`", op.loc)
@@ -84,8 +127,8 @@ def _load(rt, op) -> None:
         return
     sh = rt.shadow(op.operands[0])
     idx = [rt.get(i) for i in op.operands[1:]]
-    old = rt.b.op("array.load", sh, *idx)
-    rt.b.create("array.store", [rt.b.op("arith.addf", old, c, nsz=True), sh, *idx], [])
+    old = rt.b.op(Load, sh, *idx)
+    rt.b.create(Store, [rt.b.op(AddF, old, c, nsz=True), sh, *idx], [])
 
 
 def _store(rt, op) -> None:
@@ -94,8 +137,8 @@ def _store(rt, op) -> None:
         return
     sh = rt.shadow(a)
     idx = [rt.get(i) for i in op.operands[2:]]
-    g = rt.b.op("array.load", sh, *idx)
-    rt.b.create("array.store", [rt.zero(a.type.dtype), sh, *idx], [])
+    g = rt.b.op(Load, sh, *idx)
+    rt.b.create(Store, [rt.zero(a.type.dtype), sh, *idx], [])
     if is_float(v) and rt.act.active(v):
         rt.accumulate(v, rt.b.cast(g, v.type))
 
@@ -113,7 +156,7 @@ def _matmul(rt, op) -> None:
     if rt.act.active(a):
         sa = rt.shadow(a)
         if ranks == (2, 2):
-            _matmul_add(rt, so, b.op("array.transpose", pb, perm=[1, 0]), sa)
+            _matmul_add(rt, so, b.op(Transpose, pb, perm=[1, 0]), sa)
         elif ranks == (2, 1):
             outer_add(b, sa, so, pb)
         else:
@@ -123,7 +166,7 @@ def _matmul(rt, op) -> None:
         if ranks == (1, 2):
             outer_add(b, sb, pa, so)
         else:
-            _matmul_add(rt, b.op("array.transpose", pa, perm=list(range(pa.type.ndim))[::-1]),
+            _matmul_add(rt, b.op(Transpose, pa, perm=list(range(pa.type.ndim))[::-1]),
                         so, sb)
     fill_zero(b, so)
 
@@ -137,28 +180,25 @@ def _matmul_operand(rt, x, op):
     # forward mode over this, which cannot follow the tangents of referenced arrays)
     if rt.split and x.op is None and renewed_array(x) is not None:
         return rt.renewed_value(x)
-    if rt.split and x.op is not None and x.op.name in VIEWS and x.op.operands[0].op is None \
+    if rt.split and x.op is not None and x.op.has_trait(VIEW) and x.op.operands[0].op is None \
             and renewed_array(x.op.operands[0]) is not None:  # (a view of one: u @ u.T)
         base = rt.renewed_value(x.op.operands[0])
         rest = [rt.get(v) for v in x.op.operands[1:]]
-        return rt.b.create(x.op.name, [base, *rest], [x.type], dict(x.op.attrs)).result
+        return rt.b.create(type(x.op), [base, *rest], [x.type], dict(x.op.attrs)).result
     if op.parent is not rt.func.body:
         raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
                                    "operands that are not written afterwards", op.loc)
     key = ("snapshot", x, op)
     if key not in rt.fshadow:
-        from ..ir.builder import Builder
-        from .arrays import copy
         rt.fshadow[key] = copy(Builder.before(rt.fop[op]), rt.fmap[x])
     return rt.fshadow[key]
 
 
 def _matmul_add(rt, x, y, dst):
     """dst += x @ y."""
-    from .arrays import dims
     shape = dims(rt.b, dst)
-    tmp = rt.b.create("array.alloc", shape, [dst.type.with_layout("C")], {"init": "none"}).result
-    rt.b.create("linalg.matmul", [x, y, tmp], [])
+    tmp = rt.b.create(Alloc, shape, [dst.type.with_layout("C")], {"init": "none"}).result
+    rt.b.create(Matmul, [x, y, tmp], [])
     add_into(rt.b, dst, tmp)
 
 
@@ -210,10 +250,10 @@ def _for(rt, op) -> None:
     for j, k in enumerate(renew):
         scope.shadows[yields[k]] = blk.args[n_s + j]
     kk = blk.args[0]
-    scope.env[body.args[0]] = b.op("arith.addi", lb, b.op("arith.muli", kk, st))
+    scope.env[body.args[0]] = b.op(AddI, lb, b.op(MulI, kk, st))
     recovered = []
     for j, (k, amount) in enumerate(inv):
-        v = b.op("arith.subi", blk.args[n_s + len(renew) + j], amount())
+        v = b.op(SubI, blk.args[n_s + len(renew) + j], amount())
         scope.env[carried[k]] = scope.head_env[carried[k]] = v
         recovered.append(v)
     for j, k in enumerate(act_c):
@@ -225,8 +265,8 @@ def _for(rt, op) -> None:
     outs += recovered
     b.yield_(*outs)
     _leave(rt, saved)
-    start = b.op("arith.subi", trip, b.i64(1))
-    loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
+    start = b.op(SubI, trip, b.i64(1))
+    loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
     rt.rloops[op] = loop
     res = loop.results
@@ -264,7 +304,7 @@ def _if(rt, op) -> None:
         b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
         _leave(rt, saved)
         blocks.append(blk)
-    new = b.create("scf.if", [cond], [f.type for f in free],
+    new = b.create(If, [cond], [f.type for f in free],
                    regions=[Region([blk]) for blk in blocks])
     for f, r in zip(free, new.results):
         rt.ct[f] = r
@@ -286,7 +326,7 @@ def _region(rt, pblock: Block, seeds, free, free_in, outs):
     _leave(rt, saved)
     with b.at(other):
         b.yield_(*[_zero_like(rt, o) for o in outs], *free_in)
-    new = b.create("scf.if", [b.i1(True)], [v.type for v in results],
+    new = b.create(If, [b.i1(True)], [v.type for v in results],
                    regions=[Region([blk]), Region([other])])
     r = list(new.results)
     return r[:len(outs)], r[len(outs):]
@@ -319,8 +359,8 @@ def _while(rt, op) -> None:
                          free, fr, [before.args[k] for k in act_b])
     b.yield_(*ct_b2, *fr2)
     b.block, b.index = saved
-    start = b.op("arith.subi", count, b.i64(1))
-    loop = b.create("scf.for", [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
+    start = b.op(SubI, count, b.i64(1))
+    loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
     res = loop.results
     for i, f in enumerate(free):  # first, as in _for
@@ -329,10 +369,5 @@ def _while(rt, op) -> None:
         rt.accumulate(op.operands[k], res[j])
 
 
-def _call(rt, op) -> None:
-    from .calls import reverse_call
-    reverse_call(rt, op)
-
-
-HANDLERS = {"array.load": _load, "array.store": _store, "linalg.matmul": _matmul,
-            "scf.for": _for, "scf.if": _if, "scf.while": _while, "func.call": _call}
+HANDLERS = {Load: _load, Store: _store, Matmul: _matmul, For: _for, If: _if, While: _while,
+            Call: reverse_call}

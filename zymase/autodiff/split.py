@@ -20,6 +20,17 @@ from __future__ import annotations
 from ..errors import DifferentiationError
 from ..ir.builder import Builder
 from ..ir.core import Func, Module, Value
+from ..ir.ops import (
+    Return,
+    TapeAdopt,
+    TapeExport,
+    TapeNew,
+    TapePop,
+    TapePopRef,
+    TapePush,
+    TapePushRef,
+    TapeReserve,
+)
 from ..ir.types import I64, TAPE, ArrayType
 
 
@@ -42,7 +53,7 @@ def split_function(module: Module, g: Func, last_forward, n_primal: int, n_seeds
     fwd_ops, rev_ops = ops[:cut], ops[cut + 1:]
     last_forward.erase()
     ret = rev_ops[-1]
-    assert ret.name == "func.return"
+    assert isinstance(ret, Return)
     outs = list(ret.operands)
     primal_outs, adjoint_outs = outs[:n_primal], outs[n_primal:]
     n_args = len(g.args) - n_seeds
@@ -60,7 +71,7 @@ def split_function(module: Module, g: Func, last_forward, n_primal: int, n_seeds
         fwd_ops = [op for op in fwd_ops if op not in moved]
         rev_ops = moved + rev_ops
     defined = {r: None for op in fwd_ops for r in op.results}
-    tape = next(op.result for op in fwd_ops if op.name == "tape.new")
+    tape = next(op.result for op in fwd_ops if isinstance(op, TapeNew))
     used: dict[Value, None] = {}
     for op in rev_ops:
         for inner in op.walk():
@@ -95,29 +106,29 @@ def split_function(module: Module, g: Func, last_forward, n_primal: int, n_seeds
         _remap(op, fmap)
     b = Builder.at_end(fwd.body, g.loc)
     if by_tape and live:
-        b.create("tape.reserve", [tape, b.i64(sum(_slots(v.type) for v in live))], [])
+        b.create(TapeReserve, [tape, b.i64(sum(_slots(v.type) for v in live))], [])
         for v in live:
-            b.create("tape.push_ref" if isinstance(v.type, ArrayType) else "tape.push",
+            b.create(TapePushRef if isinstance(v.type, ArrayType) else TapePush,
                      [tape, v], [])
-    buf, pos = b.create("tape.export", [tape], [I64, I64]).results
-    b.create("func.return", [fmap.get(v, v) for v in primal_outs]
+    buf, pos = b.create(TapeExport, [tape], [I64, I64]).results
+    b.create(Return, [fmap.get(v, v) for v in primal_outs]
              + ([] if by_tape else live) + [buf, pos], [])
 
     amap = dict(zip(g.args, adj.args))
     b = Builder.at_end(adj.body, g.loc)
-    new_tape = b.create("tape.adopt", list(adj.args[-2:]), [TAPE]).result
+    new_tape = b.create(TapeAdopt, list(adj.args[-2:]), [TAPE]).result
     amap[tape] = new_tape
     if by_tape:
         for v in reversed(live):
-            name = "tape.pop_ref" if isinstance(v.type, ArrayType) else "tape.pop"
-            amap[v] = b.create(name, [new_tape], [v.type]).result
+            pop = TapePopRef if isinstance(v.type, ArrayType) else TapePop
+            amap[v] = b.create(pop, [new_tape], [v.type]).result
     else:
         amap.update(zip(live, adj.args[len(g.args):]))
     for op in rev_ops[:-1]:
         op.detach()
         adj.body.append(op)
         _remap(op, amap)
-    b.create("func.return", [amap.get(v, v) for v in adjoint_outs], [])
+    b.create(Return, [amap.get(v, v) for v in adjoint_outs], [])
     ret.erase()
     del module.funcs[g.sym_name]
     module.add(fwd)

@@ -2,38 +2,69 @@
 
 from __future__ import annotations
 
-from . import linear, partials, zero
+from ...ir.ops import (
+    AbsI,
+    AddF,
+    AddI,
+    AndI,
+    Cast,
+    CmpF,
+    CmpI,
+    ComplexRe,
+    Constant,
+    DivF,
+    FloorDivF,
+    FloorDivI,
+    MaxI,
+    MaximumF,
+    MinI,
+    MinimumF,
+    ModF,
+    ModI,
+    MulF,
+    MulI,
+    NegF,
+    NegI,
+    Not,
+    OrI,
+    PowI,
+    Select,
+    SubF,
+    SubI,
+    XorI,
+)
+from .registry import linear, partials, zero
 
 
-@partials("arith.addf", uses="")
+@partials(AddF, uses="")
 def _add(b, x, y, *, out, need):  # d(x+y) = dx + dy
     return b.c(1.0, x), b.c(1.0, y)
 
 
-@partials("arith.subf", uses="")
+@partials(SubF, uses="")
 def _sub(b, x, y, *, out, need):  # d(x-y) = dx - dy
     return b.c(1.0, x), b.c(-1.0, y)
 
 
-@partials("arith.mulf", uses="y")
+@partials(MulF, uses="y")
 def _mul(b, x, y, *, out, need):  # d(xy) = y dx + x dy
     return y, x
 
 
-@partials("arith.divf", uses="xo")
+@partials(DivF, uses="xo")
 def _div(b, x, y, *, out, need):  # d(x/y) = dx/y - (x/y) dy/y
     inv = b.recip(y)
     return inv, (b.neg(b.mul(out, inv)) if need[1] else None)
 
 
-@partials("arith.negf", uses="")
+@partials(NegF, uses="")
 def _neg(b, x, *, out, need):
     return (b.c(-1.0, x),)
 
 
-@partials("arith.modf")
+@partials(ModF)
 def _mod(b, x, y, *, out, need):  # x % y = x - floor(x/y) y
-    return b.c(1.0, x), (b.neg(b.op("arith.floordivf", x, y)) if need[1] else None)
+    return b.c(1.0, x), (b.neg(b.op(FloorDivF, x, y)) if need[1] else None)
 
 
 def _chosen(pred):
@@ -44,12 +75,12 @@ def _chosen(pred):
     return rule
 
 
-partials("arith.maximumf")(_chosen("ge"))
-partials("arith.minimumf")(_chosen("le"))
+partials(MaximumF)(_chosen("ge"))
+partials(MinimumF)(_chosen("le"))
 
 
-@linear("arith.select", uses="c")
-class Select:
+@linear(Select, uses="c")
+class _Select:
     @staticmethod
     def jvp(b, attrs, x, out, t):  # t_out = c ? t_a : t_b
         z = b.c(0.0, out)
@@ -61,8 +92,8 @@ class Select:
         return [None, b.select(x[0], ct, z), b.select(x[0], z, ct)]
 
 
-@linear("arith.cast")
-class Cast:
+@linear(Cast)
+class _Cast:
     """Float/complex conversions are linear; from ints nothing flows."""
 
     @staticmethod
@@ -74,9 +105,8 @@ class Cast:
         src = x[0].type
         if src.is_complex or not ct.type.is_complex:
             return [b.cast(ct, src)]
-        return [b.cast(b.op("complex.re", ct), src)]  # real -> complex: only the real part
+        return [b.cast(b.op(ComplexRe, ct), src)]  # real -> complex: only the real part
 
 
-zero("arith.floordivf", "arith.cmpf", "arith.cmpi", "arith.addi", "arith.subi", "arith.muli",
-     "arith.negi", "arith.absi", "arith.maxi", "arith.mini", "arith.floordivi", "arith.modi",
-     "arith.powi", "arith.andi", "arith.ori", "arith.xori", "arith.not", "arith.constant")
+zero(FloorDivF, CmpF, CmpI, AddI, SubI, MulI, NegI, AbsI, MaxI, MinI, FloorDivI, ModI, PowI, AndI,
+     OrI, XorI, Not, Constant)

@@ -4,14 +4,37 @@
 from __future__ import annotations
 
 from ...ir.builder import Builder
-from ...ir.core import Value
+from ...ir.core import Block, Region, Value
+from ...ir.ops import (
+    AbsF,
+    AddF,
+    CmpF,
+    Conj,
+    Cos,
+    Cosh,
+    Digamma,
+    DivF,
+    Exp,
+    Floor,
+    If,
+    Log,
+    MulF,
+    NegF,
+    Pow,
+    Select,
+    Sign,
+    Sin,
+    Sinh,
+    Sqrt,
+    SubF,
+    Trigamma,
+    Trunc,
+)
 
-_BINARY = {"add": "arith.addf", "sub": "arith.subf", "mul": "arith.mulf", "div": "arith.divf"}
-_UNARY = {"neg": "arith.negf", "sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log",
-          "sin": "math.sin", "cos": "math.cos", "cosh": "math.cosh", "sinh": "math.sinh",
-          "floor": "math.floor", "trunc": "math.trunc", "conj": "complex.conj",
-          "abs": "math.absf", "sign": "math.sign", "digamma": "math.digamma",
-          "trigamma": "math.trigamma"}
+_BINARY = {"add": AddF, "sub": SubF, "mul": MulF, "div": DivF}
+_UNARY = {"neg": NegF, "sqrt": Sqrt, "exp": Exp, "log": Log, "sin": Sin, "cos": Cos, "cosh": Cosh,
+          "sinh": Sinh, "floor": Floor, "trunc": Trunc, "conj": Conj, "abs": AbsF, "sign": Sign,
+          "digamma": Digamma, "trigamma": Trigamma}
 
 
 class RuleBuilder(Builder):
@@ -29,29 +52,27 @@ class RuleBuilder(Builder):
         raise AttributeError(name)
 
     def square(self, x: Value) -> Value:
-        return self.op("arith.mulf", x, x)
+        return self.op(MulF, x, x)
 
     def recip(self, x: Value) -> Value:
-        return self.op("arith.divf", self.c(1.0, x), x)
+        return self.op(DivF, self.c(1.0, x), x)
 
     def select(self, cond: Value, a: Value, b: Value) -> Value:
-        return self.op("arith.select", cond, a, b)
+        return self.op(Select, cond, a, b)
 
     def cmp(self, pred: str, x: Value, y: Value) -> Value:
-        return self.op("arith.cmpf", x, y, pred=pred)
+        return self.op(CmpF, x, y, pred=pred)
 
     def conj_if_complex(self, x: Value) -> Value:
-        return self.op("complex.conj", x) if x.type.is_complex else x
+        return self.op(Conj, x) if x.type.is_complex else x
 
     def pow_base_partial(self, x: Value, y: Value, out: Value) -> Value:
         """y * x**(y-1), as y * out / x away from x = 0 (no second pow on the hot path)."""
-        from ...ir.core import Block, Region
         zero = self.c(0.0, x)
-        nz = self.op("arith.cmpf", x, zero, pred="ne")
+        nz = self.op(CmpF, x, zero, pred="ne")
         then, other = Block(), Block()
         with self.at(then):
             self.yield_(self.div(self.mul(y, out), x))
         with self.at(other):
-            self.yield_(self.mul(y, self.op("math.pow", x, self.sub(y, self.c(1.0, y)))))
-        return self.create("scf.if", [nz], [x.type], regions=[Region([then]),
-                                                             Region([other])]).result
+            self.yield_(self.mul(y, self.op(Pow, x, self.sub(y, self.c(1.0, y)))))
+        return self.create(If, [nz], [x.type], regions=[Region([then]), Region([other])]).result

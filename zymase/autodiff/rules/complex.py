@@ -2,66 +2,65 @@
 
 from __future__ import annotations
 
-from . import linear, partials
+from ...ir.ops import ComplexAbs, ComplexCreate, ComplexIm, ComplexRe, Conj
+from .registry import linear
 
 
-@linear("complex.create")
-class Create:
+@linear(ComplexCreate)
+class _Create:
     @staticmethod
     def jvp(b, attrs, x, out, t):  # t = t_re + i t_im
         z = b.const(0.0, out.type.real_type)
-        return b.op("complex.create", t[0] or z, t[1] or z)
+        return b.op(ComplexCreate, t[0] or z, t[1] or z)
 
     @staticmethod
     def vjp(b, attrs, x, out, ct):
-        return [b.op("complex.re", ct), b.op("complex.im", ct)]
+        return [b.op(ComplexRe, ct), b.op(ComplexIm, ct)]
 
 
-@linear("complex.re")
-class Re:
+@linear(ComplexRe)
+class _Re:
     @staticmethod
     def jvp(b, attrs, x, out, t):
-        return b.op("complex.re", t[0])
+        return b.op(ComplexRe, t[0])
 
     @staticmethod
     def vjp(b, attrs, x, out, ct):  # a real cotangent on the real part
-        return [b.op("complex.create", ct, b.c(0.0, ct))]
+        return [b.op(ComplexCreate, ct, b.c(0.0, ct))]
 
 
-@linear("complex.im")
-class Im:
+@linear(ComplexIm)
+class _Im:
     @staticmethod
     def jvp(b, attrs, x, out, t):
-        return b.op("complex.im", t[0])
+        return b.op(ComplexIm, t[0])
 
     @staticmethod
     def vjp(b, attrs, x, out, ct):
-        return [b.op("complex.create", b.c(0.0, ct), ct)]
+        return [b.op(ComplexCreate, b.c(0.0, ct), ct)]
 
 
-@linear("complex.conj")
-class Conj:
+@linear(Conj)
+class _Conj:
     @staticmethod
     def jvp(b, attrs, x, out, t):
-        return b.op("complex.conj", t[0])
+        return b.op(Conj, t[0])
 
     @staticmethod
     def vjp(b, attrs, x, out, ct):
-        return [b.op("complex.conj", ct)]
+        return [b.op(Conj, ct)]
 
 
-@linear("complex.abs", uses="xo")
-class Abs:
+@linear(ComplexAbs, uses="xo")
+class _Abs:
     """|z| is real-differentiable: d|z| = Re(conj(z) dz) / |z|; its cotangent is ct z / |z|."""
 
     @staticmethod
     def jvp(b, attrs, x, out, t):
-        return b.div(b.op("complex.re", b.mul(b.op("complex.conj", x[0]), t[0])), out)
+        return b.div(b.op(ComplexRe, b.mul(b.op(Conj, x[0]), t[0])), out)
 
     @staticmethod
     def vjp(b, attrs, x, out, ct):
         scale = b.div(ct, out)
-        return [b.mul(x[0], b.op("complex.create", scale, b.c(0.0, scale)))]
+        return [b.mul(x[0], b.op(ComplexCreate, scale, b.c(0.0, scale)))]
 
-
-_ = partials

@@ -6,64 +6,106 @@ from __future__ import annotations
 
 import math
 
-from . import partials, zero
+from ...ir.ops import (
+    AbsF,
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atan2,
+    Atanh,
+    Ceil,
+    CmpF,
+    Copysign,
+    Cos,
+    Cosh,
+    Digamma,
+    Erf,
+    Erfc,
+    Exp,
+    Expm1,
+    Floor,
+    Fmod,
+    Hypot,
+    IsFinite,
+    IsInf,
+    IsNan,
+    Lgamma,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    Pow,
+    RoundEven,
+    Sign,
+    Sin,
+    Sinh,
+    Sqrt,
+    Tan,
+    Tanh,
+    Tgamma,
+    Trunc,
+)
+from .registry import partials, zero
 
 
-def _unary(name, uses="x"):
+def _unary(op, uses="x"):
+    """Register ``fn(b, x, out)``, the derivative of one-operand ``op``."""
     def deco(fn):
-        partials(name, uses=uses)(lambda b, x, *, out, need: (fn(b, x, out),))
+        partials(op, uses=uses)(lambda b, x, *, out, need: (fn(b, x, out),))
         return fn
     return deco
 
 
-_unary("math.sqrt", "o")(lambda b, x, out: b.div(b.c(0.5, x), out))  # 1 / (2 sqrt x)
-_unary("math.exp", "o")(lambda b, x, out: out)  # exp
-_unary("math.log")(lambda b, x, out: b.recip(x))  # 1/x
-_unary("math.log1p")(lambda b, x, out: b.recip(b.add(b.c(1.0, x), x)))  # 1/(1+x)
-_unary("math.expm1", "o")(lambda b, x, out: b.add(out, b.c(1.0, x)))  # exp(x) = expm1 + 1
-_unary("math.log10")(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(10.0), x))))
-_unary("math.log2")(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(2.0), x))))
-_unary("math.sin")(lambda b, x, out: b.cos(x))
-_unary("math.cos")(lambda b, x, out: b.neg(b.sin(x)))
-_unary("math.tan", "o")(lambda b, x, out: b.add(b.c(1.0, x), b.square(out)))  # 1 + tan^2
-_unary("math.asin")(lambda b, x, out: b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x)))))
-_unary("math.acos")(lambda b, x, out: b.neg(b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x))))))
-_unary("math.atan")(lambda b, x, out: b.recip(b.add(b.c(1.0, x), b.square(x))))
-_unary("math.sinh")(lambda b, x, out: b.cosh(x))
-_unary("math.cosh")(lambda b, x, out: b.sinh(x))
-_unary("math.tanh", "o")(lambda b, x, out: b.sub(b.c(1.0, x), b.square(out)))  # 1 - tanh^2
-_unary("math.asinh")(lambda b, x, out: b.recip(b.sqrt(b.add(b.square(x), b.c(1.0, x)))))
-_unary("math.acosh")(lambda b, x, out: b.recip(b.sqrt(b.sub(b.square(x), b.c(1.0, x)))))
-_unary("math.atanh")(lambda b, x, out: b.recip(b.sub(b.c(1.0, x), b.square(x))))
-_unary("math.absf")(lambda b, x, out: b.sign(x))
-_unary("math.erf")(lambda b, x, out: b.mul(b.c(2.0 / math.sqrt(math.pi), x),
+_unary(Sqrt, "o")(lambda b, x, out: b.div(b.c(0.5, x), out))  # 1 / (2 sqrt x)
+_unary(Exp, "o")(lambda b, x, out: out)  # exp
+_unary(Log)(lambda b, x, out: b.recip(x))  # 1/x
+_unary(Log1p)(lambda b, x, out: b.recip(b.add(b.c(1.0, x), x)))  # 1/(1+x)
+_unary(Expm1, "o")(lambda b, x, out: b.add(out, b.c(1.0, x)))  # exp(x) = expm1 + 1
+_unary(Log10)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(10.0), x))))
+_unary(Log2)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(2.0), x))))
+_unary(Sin)(lambda b, x, out: b.cos(x))
+_unary(Cos)(lambda b, x, out: b.neg(b.sin(x)))
+_unary(Tan, "o")(lambda b, x, out: b.add(b.c(1.0, x), b.square(out)))  # 1 + tan^2
+_unary(Asin)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x)))))
+_unary(Acos)(lambda b, x, out: b.neg(b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x))))))
+_unary(Atan)(lambda b, x, out: b.recip(b.add(b.c(1.0, x), b.square(x))))
+_unary(Sinh)(lambda b, x, out: b.cosh(x))
+_unary(Cosh)(lambda b, x, out: b.sinh(x))
+_unary(Tanh, "o")(lambda b, x, out: b.sub(b.c(1.0, x), b.square(out)))  # 1 - tanh^2
+_unary(Asinh)(lambda b, x, out: b.recip(b.sqrt(b.add(b.square(x), b.c(1.0, x)))))
+_unary(Acosh)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.square(x), b.c(1.0, x)))))
+_unary(Atanh)(lambda b, x, out: b.recip(b.sub(b.c(1.0, x), b.square(x))))
+_unary(AbsF)(lambda b, x, out: b.sign(x))
+_unary(Erf)(lambda b, x, out: b.mul(b.c(2.0 / math.sqrt(math.pi), x),
                                            b.exp(b.neg(b.square(x)))))
-_unary("math.erfc")(lambda b, x, out: b.mul(b.c(-2.0 / math.sqrt(math.pi), x),
+_unary(Erfc)(lambda b, x, out: b.mul(b.c(-2.0 / math.sqrt(math.pi), x),
                                             b.exp(b.neg(b.square(x)))))
-_unary("math.lgamma")(lambda b, x, out: b.digamma(x))
-_unary("math.tgamma", "xo")(lambda b, x, out: b.mul(out, b.digamma(x)))
-_unary("math.digamma")(lambda b, x, out: b.trigamma(x))
+_unary(Lgamma)(lambda b, x, out: b.digamma(x))
+_unary(Tgamma, "xo")(lambda b, x, out: b.mul(out, b.digamma(x)))
+_unary(Digamma)(lambda b, x, out: b.trigamma(x))
 
 
-@partials("math.pow", uses="xo")
+@partials(Pow, uses="xo")
 def _pow(b, x, y, *, out, need):
     """d x^y = y x^(y-1) dx + log(x) x^y dy; y x^(y-1) is computed as y out / x away from 0."""
     dx = dy = None
     if need[0]:
         dx = b.pow_base_partial(x, y, out)
     if need[1]:  # log(x) x^y, and 0 at x = 0 (0^y is constant in y there, as in JAX)
-        at_zero = b.op("arith.cmpf", x, b.c(0.0, x), pred="eq")
+        at_zero = b.op(CmpF, x, b.c(0.0, x), pred="eq")
         dy = b.mul(b.log(b.select(at_zero, b.c(1.0, x), x)), out)
     return dx, dy
 
 
-@partials("math.atan2")
+@partials(Atan2)
 def _atan2(b, y, x, *, out, need):  # atan2(y, x): (x, -y) / (x^2 + y^2)
     r2 = b.add(b.square(x), b.square(y))
     return b.div(x, r2), b.neg(b.div(y, r2))
 
 
-@partials("math.hypot", uses="xo")
+@partials(Hypot, uses="xo")
 def _hypot(b, x, y, *, out, need):  # x / h, y / h; 0 at the origin (as |x|' = sign(x) at 0)
     zero = b.c(0.0, out)
     pos = b.cmp("gt", out, zero)
@@ -71,15 +113,14 @@ def _hypot(b, x, y, *, out, need):  # x / h, y / h; 0 at the origin (as |x|' = s
             b.select(pos, b.div(y, out), zero) if need[1] else None)
 
 
-@partials("math.copysign")
+@partials(Copysign)
 def _copysign(b, x, y, *, out, need):  # |x| sign(y): d = sign(x) sign(y) dx
-    return b.mul(b.sign(x), b.op("math.copysign", b.c(1.0, y), y)), None
+    return b.mul(b.sign(x), b.op(Copysign, b.c(1.0, y), y)), None
 
 
-@partials("math.fmod")
+@partials(Fmod)
 def _fmod(b, x, y, *, out, need):  # x - trunc(x/y) y
     return b.c(1.0, x), (b.neg(b.trunc(b.div(x, y))) if need[1] else None)
 
 
-zero("math.floor", "math.ceil", "math.trunc", "math.roundeven", "math.sign", "math.isnan",
-     "math.isinf", "math.isfinite")
+zero(Floor, Ceil, Trunc, RoundEven, Sign, IsNan, IsInf, IsFinite)
