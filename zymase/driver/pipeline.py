@@ -40,7 +40,7 @@ from ..passes.licm import constant_writes, written_arguments
 from ..passes.lifetime import lifetime
 from ..passes.pipeline import PIPELINE, run_pipeline
 from .request import Request
-from .signature import flat_leaves, is_inexact
+from .signature import flat_leaves, is_inexact, templates
 
 Dump = Callable[[str, Any], None]
 
@@ -145,6 +145,13 @@ def forward(c: Compilation) -> None:
     c.entries = [jvp_function(c.module, func, active, c.request.width).sym_name]
 
 
+def lower_library(fn, example_args):
+    """A routine written in Python that a transform calls (the checkpointing schedule,
+    ``autodiff/revolve.py``), lowered by the frontend with bounds checks off."""
+    ml = ModuleLowerer(Options(boundscheck=False))
+    return ml.lower_entry(fn, templates(fn, example_args))
+
+
 def reverse(c: Compilation) -> None:
     """Reverse mode (``f.grad``).  For "fwd-rev" without tape snapshots (forward mode cannot
     follow a buffer's contents onto the tape) and re-running recursive callees (it cannot
@@ -155,14 +162,14 @@ def reverse(c: Compilation) -> None:
     if req.mode == "fwd-rev":
         g = grad_function(c.module, func, c.flat_active, list(req.results),
                           disable=opts.disable | {"snapshot"}, memory_limit=opts.memory_limit,
-                          split_calls=False)
+                          split_calls=False, lower=lower_library)
     elif req.mode == "rev-split":
         g = grad_function(c.module, func, c.flat_active, list(req.results),
-                          disable=opts.disable)
+                          disable=opts.disable, lower=lower_library)
     else:
         g = grad_function(c.module, func, c.flat_active, list(req.results),
                           keep_primal=req.primal, disable=opts.disable,
-                          memory_limit=opts.memory_limit)
+                          memory_limit=opts.memory_limit, lower=lower_library)
     c.entries = [g.sym_name]
 
 
