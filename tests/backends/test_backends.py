@@ -278,3 +278,15 @@ def test_hvp_on_the_interp_backend():
     x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -1.0])
     np.testing.assert_array_equal(zymase.hvp(_rosen, backend="interp")(x, v),
                                   zymase.hvp(_rosen)(x, v))
+
+
+def test_every_op_has_an_llvm_emitter():
+    """A new op needs a row in the LLVM backend's table (region ops, calls and terminators are
+    emitted by emit.py itself), as it needs one in the interpreter's (tests/ir/test_interp.py)."""
+    from zymase.backends.llvm.table import OP_EMITTERS
+    from zymase.ir.core import OPS
+    from zymase.ir.ops import Call, Condition, For, Func, If, Return, While, Yield
+
+    by_emit_py = {For, While, If, Call, Yield, Condition, Return, Func}
+    missing = [c.name for c in OPS.values() if c not in OP_EMITTERS and c not in by_emit_py]
+    assert missing == []
