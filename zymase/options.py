@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,14 +19,19 @@ class Options:
     optimizations) to skip, for ablations.  ``memory_limit``: bytes the reverse-mode tape and
     checkpoints may use (None: unlimited; see autodiff/checkpoint.py).  ``backend``: the name of
     the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
-    ``zymase.backends.register_backend``)."""
+    ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``)."""
 
     fastmath: bool = False
     boundscheck: bool = True
     cache: bool = False
     disable: frozenset = field(default_factory=frozenset)
     memory_limit: int | None = None
-    backend: str = "cpu"
+    backend: str = field(default_factory=lambda: default_backend())
+
+
+def default_backend() -> str:
+    """``$ZYMASE_BACKEND`` when set (run a whole program on another backend), else ``"cpu"``."""
+    return os.environ.get("ZYMASE_BACKEND") or "cpu"
 
 
 def transform_options(**kw) -> Options:
@@ -48,7 +54,7 @@ def transform_options(**kw) -> Options:
 def backend_name(backend) -> str:
     """The name ``backend=`` selects (a registered name, or a Backend instance's name)."""
     if backend is None:
-        return "cpu"
+        return default_backend()
     name = backend if isinstance(backend, str) else getattr(backend, "name", None)
     if not isinstance(name, str) or not name:
         raise TypeError(f"backend= takes a backend's name, not {backend!r}")

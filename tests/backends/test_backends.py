@@ -290,3 +290,12 @@ def test_every_op_has_an_llvm_emitter():
     by_emit_py = {For, While, If, Call, Yield, Condition, Return, Func}
     missing = [c.name for c in OPS.values() if c not in OP_EMITTERS and c not in by_emit_py]
     assert missing == []
+
+
+def test_zymase_backend_sets_the_default(monkeypatch):
+    monkeypatch.setenv("ZYMASE_BACKEND", "interp")
+    f = zymase.jit(_poly)
+    assert f.options.backend == "interp"
+    assert f(0.5, 4) == pytest.approx(_poly(0.5, 4), rel=1e-15)
+    assert isinstance(f.specialization(0.5, 4).entry, InterpExecutable)
+    assert zymase.jit(_poly, backend="cpu").options.backend == "cpu"

@@ -174,7 +174,7 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,
-        disable=(), backend="cpu"):
+        disable=(), backend=None):
     """Compile ``fn`` to native code, one specialization per argument-type signature.
 
     Use bare (``@zymase.jit``) or with options (``@zymase.jit(fastmath=True)``).  See

@@ -18,9 +18,9 @@ from __future__ import annotations
 import importlib
 import threading
 
+from ..options import default_backend
 from .base import Backend
 
-DEFAULT = "cpu"
 _BUILTIN = {"cpu": ("zymase.backends.cpu.backend", "CpuBackend"),
             "interp": ("zymase.backends.interp.backend", "InterpBackend")}
 _REGISTERED: dict[str, Backend] = {}
@@ -42,11 +42,11 @@ def register_backend(backend: Backend, name: str | None = None) -> Backend:
 
 
 def get_backend(name: str | Backend | None = None) -> Backend:
-    """The backend registered as ``name`` (``None``: the default, ``"cpu"``); a ``Backend``
-    instance is returned as it is."""
+    """The backend registered as ``name`` (``None``: the default, ``$ZYMASE_BACKEND`` or
+    ``"cpu"``); a ``Backend`` instance is returned as it is."""
     if isinstance(name, Backend):
         return name
-    name = DEFAULT if name is None else name
+    name = default_backend() if name is None else name
     with _LOCK:
         found = _REGISTERED.get(name)
     if found is not None:
