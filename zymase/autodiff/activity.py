@@ -194,3 +194,39 @@ class Activity:
 
 def _scalar_flows(op: Op):
     return [(d, s) for d, s in region_flows(op) if not isinstance(d.type, ArrayType)]
+
+
+# ---------------------------------------------------------------------- region summaries
+
+
+def relevant(op: Op, act) -> bool:
+    """Does the adjoint sweep have anything to do inside region op ``op``?"""
+    for inner in op.walk():
+        if inner is op:
+            continue
+        if any(act.active(r) for r in inner.results):
+            return True
+        if isinstance(inner, Store) and act.active(inner.operands[1]):
+            return True
+        if isinstance(inner, (Call, Matmul)) and any(act.active(v) for v in inner.operands):
+            return True
+    return False
+
+
+def free_active(op: Op, act) -> list[Value]:
+    """Active scalars defined outside ``op`` and used inside it (their adjoints are threaded
+    through the reverse region), in first-use order."""
+    seen: dict[Value, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            if v in seen or isinstance(v.type, type(None)) or not act.active(v):
+                continue
+            if getattr(v.type, "ndim", None) is not None:
+                continue
+            owner = v.op if v.op is not None else v.block.parent_op
+            if owner is None or not op.is_ancestor_of(owner) or owner is op:
+                if owner is not op:
+                    seen[v] = None
+    return list(seen)

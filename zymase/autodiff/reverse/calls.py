@@ -18,13 +18,13 @@ arrays before it and returning the adjoints of active scalar arguments.
 
 from __future__ import annotations
 
-from ..errors import DifferentiationError
-from ..ir.builder import Builder
-from ..ir.core import LOOP, WRITES
-from ..ir.ops import Alloc, Call, Dim, If
-from ..ir.printer import Symbol
-from .activity import is_float, is_float_array
-from .arrays import add_into, copy
+from ...errors import DifferentiationError
+from ...ir.builder import Builder
+from ...ir.core import LOOP, WRITES
+from ...ir.ops import Alloc, Call, Dim, If
+from ...ir.printer import Symbol
+from ..activity import is_float, is_float_array
+from ..arrays import add_into, copy
 
 
 def reverse_call(rt, op) -> None:
@@ -32,14 +32,14 @@ def reverse_call(rt, op) -> None:
     res = [k for k, r in enumerate(op.results) if rt.act.active(r)]
     if not acts and not res:
         return
-    if op in rt.residuals:
+    if op in rt.sweep.residuals:
         return _custom_vjp(rt, op)
-    if op in rt.split_calls:
+    if op in rt.sweep.split_calls:
         return _split_adjoint(rt, op, acts, res)
     parent = op.parent_op
     while parent is not rt.func:
         if not isinstance(parent, If):
-            why = "" if rt.split else (
+            why = "" if rt.settings.split_calls else (
                 " under hessian/hvp or memory_limit, which re-run the call in the adjoint "
                 "sweep (grad and vjp take it through the split form)")
             raise DifferentiationError(
@@ -51,12 +51,12 @@ def reverse_call(rt, op) -> None:
         raise DifferentiationError("reverse mode through a call returning an array (a recursive "
                                    "call, or a helper marked with zymase.checkpoint) is not "
                                    "supported yet", op.loc)
-    callee = rt.module[op.attrs["callee"]]
+    callee = rt.sweep.module[op.attrs["callee"]]
     g = rt.callee_grad(callee, acts, res)
     arrays = [k for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
     for k in arrays:  # all first: each promotion may rebuild the enclosing ifs
         _snapshot(rt, op, k)
-    args = [rt.fshadow[("snapshot-call", op, k)] if k in arrays else rt.get(v)
+    args = [rt.sweep.copies[("snapshot-call", op, k)] if k in arrays else rt.get(v)
             for k, v in enumerate(op.operands)]
     args += [rt.shadow(op.operands[k]) for k in acts if is_float_array(op.operands[k])]
     for k in res:
@@ -73,7 +73,7 @@ def _split_adjoint(rt, op, acts, res) -> None:
     """Call the callee's split adjoint function with the tape its forward function returned.
     It reads the array arguments as the call left them: a buffer written again after the call
     is copied right after it."""
-    adj_name, (buf, pos) = rt.split_calls[op]
+    adj_name, (buf, pos) = rt.sweep.split_calls[op]
     types = [op.operands[k].type for k in acts if is_float(op.operands[k])]  # (may not exist yet)
 
     def array_arg(k, v):
@@ -101,14 +101,14 @@ def _split_adjoint(rt, op, acts, res) -> None:
 def _written_after(rt, op, array) -> bool:
     """May ``array``'s buffer be written after ``op`` (later in its block, in enclosing blocks,
     or by any op of an enclosing loop, the call itself included)?"""
-    roots = rt.memory.roots(array)
+    roots = rt.plan.memory.roots(array)
     if not roots:
         return True
-    writers = _writing_functions(rt.module)
+    writers = _writing_functions(rt.sweep.module)
 
     def writes(o):
         return any(not isinstance(w, Call) or writers.get(str(w.attrs["callee"]), True)
-                   for w in rt.memory.writes_in(o, roots))
+                   for w in rt.plan.memory.writes_in(o, roots))
 
     x = op
     while x is not rt.func:
@@ -144,19 +144,19 @@ def _writing_functions(module) -> dict:
 
 
 def _copy_after(rt, op, k):
-    key = ("copy-after-call", op, k)
-    if key not in rt.fshadow:
+    """A copy of array argument ``k`` of call ``op`` taken right after the call."""
+    def make():
         if any(p.has_trait(LOOP) for p in _ancestors(op, rt.func)):
             raise DifferentiationError(
                 f"reverse mode through the call to `{op.attrs['callee']}` inside a loop, when "
                 "an array it is given is written again after it, is not supported yet (the "
                 "adjoint would need a copy of that array per iteration)", op.loc)
-        fop = rt.fop[op]
+        fop = rt.sweep.fop[op]
         parent = fop.parent
         b = Builder(parent, parent.ops.index(fop) + 1, op.loc)
-        snap = copy(b, rt.fmap[op.operands[k]])
-        rt.fshadow[key] = rt.promote(snap, parent)
-    return rt.fshadow[key]
+        snap = copy(b, rt.sweep.fmap[op.operands[k]])
+        return rt.promote(snap, parent)
+    return rt.sweep.copy_once(("copy-after-call", op, k), make)
 
 
 def _ancestors(op, func):
@@ -167,21 +167,21 @@ def _ancestors(op, func):
 
 
 def _snapshot(rt, op, k):
-    key = ("snapshot-call", op, k)
-    if key not in rt.fshadow:
-        fop = rt.fop[op]
-        snap = copy(Builder.before(fop), rt.fmap[op.operands[k]])
-        rt.fshadow[key] = rt.promote(snap, fop.parent)
-    return rt.fshadow[key]
+    """A copy of array argument ``k`` of call ``op`` taken right before the call."""
+    def make():
+        fop = rt.sweep.fop[op]
+        snap = copy(Builder.before(fop), rt.sweep.fmap[op.operands[k]])
+        return rt.promote(snap, fop.parent)
+    return rt.sweep.copy_once(("snapshot-call", op, k), make)
 
 
 def _custom_vjp(rt, op) -> None:
     """The user's backward rule: (residuals, cotangents of the outputs) -> one cotangent per
     argument, added to the arguments' adjoints (arrays: into their shadows)."""
-    callee = rt.module[op.attrs["callee"]]
-    bwd = rt.module[callee.attrs["custom_vjp_bwd"]]
+    callee = rt.sweep.module[op.attrs["callee"]]
+    bwd = rt.sweep.module[callee.attrs["custom_vjp_bwd"]]
     residuals = [rt.forward_value(r, op.parent) if not hasattr(r.type, "ndim")
-                 else _array_residual(rt, r, op) for r in rt.residuals[op]]
+                 else _array_residual(rt, r, op) for r in rt.sweep.residuals[op]]
     cts = []
     for r in op.results:
         if is_float(r):
@@ -214,7 +214,7 @@ def _custom_vjp(rt, op) -> None:
 
 
 def _array_residual(rt, r, op):
-    if r.block is not rt.new.body:
+    if r.block is not rt.sweep.new.body:
         raise DifferentiationError("a custom_vjp forward rule returning array residuals must be "
                                    "called outside loops and branches in reverse mode", op.loc)
     return r

@@ -19,11 +19,11 @@ over buffers, by alias roots as in ``activity.py``).
 
 from __future__ import annotations
 
-from ..ir.core import LOOP, VIEW, Op, Value
-from ..ir.ops import AddI, Alloc, Call, Dim, For, Func, If, Load, Matmul, Store, SubI
-from ..ir.types import ArrayType
-from ..passes.rewrite import constant_value
-from .activity import is_float_array
+from ...ir.core import LOOP, VIEW, Op, Value
+from ...ir.ops import AddI, Alloc, Call, Dim, For, Func, If, Load, Matmul, Store, SubI
+from ...ir.types import ArrayType
+from ...passes.rewrite import constant_value
+from ..activity import is_float_array
 
 
 def written_roots(op: Op, roots: dict) -> set:
@@ -34,7 +34,7 @@ def written_roots(op: Op, roots: dict) -> set:
 
 
 class Memory:
-    disable: frozenset = frozenset()
+    """Mod/ref queries over ``func``'s buffers (see the module docstring)."""
 
     def __init__(self, func, act):
         self.func, self.act = func, act
@@ -227,7 +227,7 @@ def renewed_array(a: Value):
     """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
     result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
     and only reads otherwise; else None.  Reverse mode carries its shadow backwards
-    (``reverse_ops._for``): each version gets a zeroed shadow of its own."""
+    (``reverse/adjoint.py``, ``_for``): each version gets a zeroed shadow of its own."""
     if a.op is not None and isinstance(a.op, For):
         loop, k = a.op, a.op.results.index(a)
     elif a.op is None and isinstance(a.block.parent_op, For) and a.index > 0:

@@ -1,14 +1,18 @@
-"""The adjoint sweep, op by op (see ``reverse.py`` for the overall scheme).
+"""The adjoint sweep, op by op: ``reverse_block(rt, block)`` emits the adjoint of ``block``'s
+ops, last first, at ``rt.b`` (``rt``: the ``Adjoint`` under construction, ``values.py``).
 
-``reverse_block(rt, block)`` emits the adjoint of ``block``'s ops, last first, at ``rt.b``.
+A loop becomes a loop running backwards that carries the adjoints of its carried values and of
+the outer values it uses; an ``scf.if`` becomes an ``scf.if`` on the same condition; loads add
+into shadows, stores move the shadow into the stored value's adjoint and zero it; calls are
+``calls.py``'s.  Scalar adjoints follow the rule records (``rules/``).
 """
 
 from __future__ import annotations
 
-from ..errors import DifferentiationError
-from ..ir.builder import Builder
-from ..ir.core import VIEW, Block, Region, Value
-from ..ir.ops import (
+from ...errors import DifferentiationError
+from ...ir.builder import Builder
+from ...ir.core import VIEW, Block, Region, Value
+from ...ir.ops import (
     AddF,
     AddI,
     Alloc,
@@ -36,31 +40,18 @@ from ..ir.ops import (
     While,
     Yield,
 )
-from ..ir.types import I64
-from . import cache
-from .activity import is_float, is_float_array
-from .arrays import add_into, copy, dims, fill_zero, outer_add
+from ...ir.types import I64
+from ..activity import free_active, is_float, is_float_array, relevant
+from ..arrays import add_into, copy, dims, fill_zero, outer_add
+from ..plan.memory import renewed_array
+from ..rules import LINEAR, PARTIALS, ZERO
 from .calls import reverse_call
-from .memory import renewed_array
-from .rules import LINEAR, PARTIALS, ZERO
+from .tape import trip_count
 
+# ops with no adjoint of their own (shapes, views, allocations, frees, checks; shadows are made
+# where they are used)
 NO_ADJOINT = (Alloc, ArrayConst, Dim, Stride, Index, Subview, Broadcast, Transpose, Reshape,
               Relayout, ArrayFree, Assert)
-
-
-class Scope:
-    """A reverse region under construction, mirroring one primal block."""
-
-    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
-
-    def __init__(self, pblock: Block, fblock: Block, rblock: Block):
-        self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
-        self.env: dict[Value, Value] = {}
-        self.head_env: dict[Value, Value] = {}  # values defined at the head (usable anywhere)
-        self.shadows: dict[Value, Value] = {}
-        self.ct: dict[Value, Value] = {}
-        self.head = 0  # ops at the start of rblock: pops and shadow allocations
-
 
 
 def reverse_block(rt, block: Block) -> None:
@@ -174,24 +165,25 @@ def _matmul(rt, op) -> None:
 def _matmul_operand(rt, x, op):
     """The primal operand as it was at the product: the buffer itself when nothing writes it,
     else a snapshot taken in the forward sweep."""
-    if rt.policy.read_only(x):
+    if rt.plan.policy.read_only(x):
         return rt.get(x)
     # a version of a renewed array, which nothing writes again, is kept by reference (not under
     # forward mode over this, which cannot follow the tangents of referenced arrays)
-    if rt.split and x.op is None and renewed_array(x) is not None:
+    by_reference = rt.settings.split_calls
+    if by_reference and x.op is None and renewed_array(x) is not None:
         return rt.renewed_value(x)
-    if rt.split and x.op is not None and x.op.has_trait(VIEW) and x.op.operands[0].op is None \
-            and renewed_array(x.op.operands[0]) is not None:  # (a view of one: u @ u.T)
+    if by_reference and x.op is not None and x.op.has_trait(VIEW) and \
+            x.op.operands[0].op is None and renewed_array(x.op.operands[0]) is not None:
+        # (a view of one: u @ u.T)
         base = rt.renewed_value(x.op.operands[0])
         rest = [rt.get(v) for v in x.op.operands[1:]]
         return rt.b.create(type(x.op), [base, *rest], [x.type], dict(x.op.attrs)).result
     if op.parent is not rt.func.body:
         raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
                                    "operands that are not written afterwards", op.loc)
-    key = ("snapshot", x, op)
-    if key not in rt.fshadow:
-        rt.fshadow[key] = copy(Builder.before(rt.fop[op]), rt.fmap[x])
-    return rt.fshadow[key]
+    sweep = rt.sweep
+    return sweep.copy_once(("snapshot", x, op),
+                           lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
 
 
 def _matmul_add(rt, x, y, dst):
@@ -209,34 +201,20 @@ def _zero_like(rt, v):
     return rt.zero(v.type)
 
 
-def _enter(rt, pblock: Block, rblock: Block, free, free_in) -> Scope:
-    scope = Scope(pblock, rt.fblock[pblock], rblock)
-    rt.scopes.append(scope)
-    for f, c in zip(free, free_in):
-        scope.ct[f] = c
-    rt.b.block, rt.b.index = rblock, None
-    return scope
-
-
-def _leave(rt, saved) -> None:
-    rt.scopes.pop()
-    rt.b.block, rt.b.index = saved
-
-
 def _for(rt, op) -> None:
     body = op.regions[0].block
     carried = body.args[1:]
     yields = body.terminator.operands
     act_c = [k for k, c in enumerate(carried) if is_float(c) and rt.act.active(c)]
-    if not act_c and not cache.relevant(op, rt.act):
+    if not act_c and not relevant(op, rt.act):
         return
     # arrays each iteration replaces by a new buffer: their shadows are carried backwards
     renew = [k for k, c in enumerate(carried) if is_float_array(c) and rt.act.active(c)
              and renewed_array(c) is not None]
-    free = cache.free_active(op, rt.act)
+    free = free_active(op, rt.act)
     b = rt.b
     lb, ub, st = (rt.get(v) for v in op.operands[:3])
-    trip = cache._trip(b, lb, ub, st)
+    trip = trip_count(b, lb, ub, st)
     init = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_c]
     init += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     init += [rt.shadow(op.results[k]) for k in renew]
@@ -246,7 +224,7 @@ def _for(rt, op) -> None:
     blk = Block([I64] + [v.type for v in init])
     saved = (b.block, b.index)
     n_s = 1 + len(act_c) + len(free)
-    scope = _enter(rt, body, blk, free, blk.args[1 + len(act_c):n_s])
+    scope = rt.enter(body, blk, free, blk.args[1 + len(act_c):n_s])
     for j, k in enumerate(renew):
         scope.shadows[yields[k]] = blk.args[n_s + j]
     kk = blk.args[0]
@@ -264,7 +242,7 @@ def _for(rt, op) -> None:
     outs += [rt.shadow(carried[k]) for k in renew]
     outs += recovered
     b.yield_(*outs)
-    _leave(rt, saved)
+    rt.leave(saved)
     start = b.op(SubI, trip, b.i64(1))
     loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
@@ -285,9 +263,9 @@ def _for(rt, op) -> None:
 
 def _if(rt, op) -> None:
     act_r = [k for k, r in enumerate(op.results) if is_float(r) and rt.act.active(r)]
-    if not act_r and not cache.relevant(op, rt.act):
+    if not act_r and not relevant(op, rt.act):
         return
-    free = cache.free_active(op, rt.act)
+    free = free_active(op, rt.act)
     b = rt.b
     cond = rt.get(op.operands[0])
     cts = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_r]
@@ -296,13 +274,13 @@ def _if(rt, op) -> None:
     for region in op.regions:
         blk = Block()
         saved = (b.block, b.index)
-        _enter(rt, region.block, blk, free, cur)
+        rt.enter(region.block, blk, free, cur)
         yields = region.block.terminator.operands
         for j, k in enumerate(act_r):
             rt.accumulate(yields[k], cts[j])
         reverse_block(rt, region.block)
         b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
-        _leave(rt, saved)
+        rt.leave(saved)
         blocks.append(blk)
     new = b.create(If, [cond], [f.type for f in free],
                    regions=[Region([blk]) for blk in blocks])
@@ -316,14 +294,14 @@ def _region(rt, pblock: Block, seeds, free, free_in, outs):
     b = rt.b
     blk, other = Block(), Block()
     saved = (b.block, b.index)
-    _enter(rt, pblock, blk, free, free_in)
+    rt.enter(pblock, blk, free, free_in)
     for v, c in seeds:
         rt.accumulate(v, c)
     reverse_block(rt, pblock)
     results = [rt.ct.get(o) or _zero_like(rt, o) for o in outs]
     results += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     b.yield_(*results)
-    _leave(rt, saved)
+    rt.leave(saved)
     with b.at(other):
         b.yield_(*[_zero_like(rt, o) for o in outs], *free_in)
     new = b.create(If, [b.i1(True)], [v.type for v in results],
@@ -336,11 +314,11 @@ def _while(rt, op) -> None:
     before, after = op.regions[0].block, op.regions[1].block
     act_b = [k for k, a in enumerate(before.args) if is_float(a) and rt.act.active(a)]
     act_a = [k for k, a in enumerate(after.args) if is_float(a) and rt.act.active(a)]
-    if not act_a and not act_b and not cache.relevant(op, rt.act):
+    if not act_a and not act_b and not relevant(op, rt.act):
         return
     b = rt.b
-    free = cache.free_active(op, rt.act)
-    fwd, counter = rt.fwhile[op]
+    free = free_active(op, rt.act)
+    fwd, counter = rt.sweep.fwhile[op]
     count = rt.forward_value(counter, op.parent)
     cond_vals = before.terminator.operands[1:]
     after_yields = after.terminator.operands

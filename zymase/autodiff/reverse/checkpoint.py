@@ -1,23 +1,22 @@
 """Checkpointing top-level loops of a reverse-mode derivative (``memory_limit=``, and loops the
-user marks with ``zymase.checkpoint``).
+user marks with ``zymase.checkpoint``): the "checkpoint" stage of ``grad_function``.
 
-The reverse transform first builds the ordinary derivative: a forward clone ``FL`` of loop ``L``
+The sweeps stage first builds the ordinary derivative: a forward clone ``FL`` of loop ``L``
 that pushes what each iteration's adjoint needs, and a reverse loop ``RL`` that pops it.  For a
-checkpointed loop that structure is then rearranged, so that the tape only ever holds one
-iteration:
+checkpointed loop this stage then rearranges that structure, so that the tape only ever holds
+one iteration:
 
 * forward sweep: the state before the loop (the values it carries and every buffer it writes)
   is saved in slot 0; then the plain primal loop runs (a clone of ``L``, no tape).  Buffers the
   caller can see get their final contents back after the adjoint sweep.
 * adjoint sweep: ``RL`` becomes a driver loop asking the Revolve state machine
-  (``revolve.py``, compiled from its Python source into the module) for the next action:
+  (``revolve.py``, compiled into the module by the caller's ``lower``) for the next action:
   advance the primal some steps (another clone of ``L``), save or restore a state slot, or run
   one iteration of ``FL`` followed by the same iteration of ``RL`` (``FL`` and ``RL`` are moved
   there with their bounds set to that one iteration, so their pushes and pops still pair).
 
 ``while`` loops (and ``for`` loops with ``break``/``return``) are first rewritten in the primal
-(``rewrite_while_loops``): the loop runs once to count its trips, its buffers are restored, and
-it runs again as a ``for`` loop over that count, which is then checkpointed like any other.
+(``while_loops.py``) into ``for`` loops over their trip count, checkpointed like any other.
 
 With a memory limit, the first action is a probe: iteration 0 runs with its tape recorded and
 measured, which fixes how many state slots fit next to one iteration's tape; a limit too small
@@ -28,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DifferentiationError
-from ..ir.builder import Builder
-from ..ir.core import LOOP, Block, Region, Value
-from ..ir.ops import (
+from ...errors import DifferentiationError
+from ...ir.builder import Builder
+from ...ir.core import Block, Region, Value
+from ...ir.ops import (
     AddI,
     Alloc,
     AndI,
@@ -57,13 +56,12 @@ from ..ir.ops import (
     TapePushArray,
     While,
 )
-from ..ir.printer import Symbol
-from ..ir.types import F64, I1, I64, ArrayType
-from ..passes.rewrite import clone_op
-from . import cache
-from .arrays import copy, dims, nest
-from .memory import written_roots
-from .revolve import (
+from ...ir.printer import Symbol
+from ...ir.types import F64, I1, I64, ArrayType
+from ...passes.rewrite import clone_op
+from ..arrays import dims, nest
+from ..plan.memory import written_roots
+from ..revolve import (
     ADVANCE,
     FINE,
     HEADER,
@@ -76,6 +74,8 @@ from .revolve import (
     B,
     revolve_next,
 )
+from .tape import trip_count
+from .while_loops import outer_loops
 
 PROBE = 5  # driver action (not revolve's): record iteration 0, measure its tape, drop it
 PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves spare)
@@ -87,83 +87,21 @@ RUN_TAPE = 1 << 20
 READS = {Load: (0,), Matmul: (0, 1)}  # operands an op reads array memory through
 
 
-def loops_to_checkpoint(rt, limit) -> list:
+def loops_to_checkpoint(sweep, rloops, limit) -> list:
     """The top-level ``scf.for`` loops whose adjoint needs a tape per iteration (all of them
     under a memory limit; otherwise those marked with ``zymase.checkpoint``)."""
     out = []
-    outer = list(_outer_loops(rt.func.body))
-    for op in rt.func.walk():
+    outer = list(outer_loops(sweep.func.body))
+    for op in sweep.func.walk():
         if "checkpoint" in op.attrs and op not in outer:
             raise DifferentiationError("zymase.checkpoint marks a loop inside another loop; "
                                        "only outer loops can be checkpointed", op.loc)
     for op in outer:  # (under a limit, outer while loops were rewritten: rewrite_while_loops)
-        if not isinstance(op, For) or op not in rt.rloops:
+        if not isinstance(op, For) or op not in rloops:
             continue
-        if "checkpoint" in op.attrs or (limit is not None and _pushes_inside(rt, op)):
+        if "checkpoint" in op.attrs or (limit is not None and _pushes_inside(sweep, op)):
             out.append(op)
     return out
-
-
-# ---------------------------------------------------------------------- while loops
-
-
-def rewrite_while_loops(func, act) -> None:
-    """Give each outer ``scf.while`` a trip count before it runs, so it can be checkpointed as a
-    ``for`` loop (the trip count of a ``while`` is known only once it has run):
-
-        save the buffers the loop writes
-        T = the loop run as it is, counting its trips (its effects undone next; no adjoint)
-        restore the buffers
-        X = for k in range(T): (cond, Y) = before(X); X = after(Y)    # the same steps
-        (cond, Y) = before(X); results = Y                              # the last test
-
-    This primal runs the loop twice; under checkpointing the steps are re-run anyway."""
-    for w in [op for op in _outer_loops(func.body) if isinstance(op, While)]:
-        _rewrite_while(func, w, act)
-
-
-def _rewrite_while(func, w, act) -> None:
-    written = set().union(*(written_roots(op, act.roots) for op in w.walk()))
-    roots = []
-    for r in written:
-        owner = r.op if r.op is not None else r.block.parent_op
-        if owner is not None and w.is_ancestor_of(owner):
-            continue
-        if r.block is not func.body:
-            raise DifferentiationError("checkpointing this `while` loop needs to save a buffer "
-                                       "that is not made at the function's top level", w.loc)
-        roots.append(r)
-    b = Builder.before(w, w.loc)
-    saved = [copy(b, r) for r in roots]
-    counting = clone_op(w, {})
-    b.insert(counting)
-    counting, trips = cache.count_iterations(counting)
-    counting.attrs["no_adjoint"] = True  # everything it does is undone right after
-    b.index = counting.parent.ops.index(counting) + 1
-    for r, c in zip(roots, saved):
-        nest(b, dims(b, r), lambda idx, r=r, c=c: b.create(
-            Store, [b.op(Load, c, *idx), r, *idx], []))
-    before, after = w.regions[0].block, w.regions[1].block
-    body = Block([I64] + [v.type for v in w.operands])
-    with b.at(body):
-        ys = _inline(b, before, list(body.args[1:]))[1:]
-        nxt = _inline(b, after, ys)
-        b.yield_(*nxt)
-    loop = b.create(For, [b.i64(0), trips, b.i64(1), *w.operands],
-                    [v.type for v in w.operands], regions=[Region([body])])
-    last = _inline(b, before, list(loop.results))[1:]
-    for old, new in zip(w.results, last):
-        old.replace_all_uses_with(new)
-    w.erase()
-
-
-def _inline(b, block, args) -> list:
-    """Clone ``block``'s ops at ``b`` with its arguments bound to ``args``; returns the values
-    its terminator passes on."""
-    m = dict(zip(block.args, args))
-    for op in block.ops[:-1]:
-        b.insert(clone_op(op, m))
-    return [m.get(v, v) for v in block.terminator.operands]
 
 
 def _on_one_path(block, loops) -> int:
@@ -177,31 +115,22 @@ def _on_one_path(block, loops) -> int:
     return n
 
 
-def _outer_loops(block):
-    """Loops not inside another loop (at the top level or in branches, such as the guards LICM
-    puts around loops)."""
-    for op in block.ops:
-        if op.has_trait(LOOP):
-            yield op
-        elif isinstance(op, If):
-            for r in op.regions:
-                yield from _outer_loops(r.block)
+def _pushes_inside(sweep, loop) -> bool:
+    return any(isinstance(inner, (TapePush, TapePushArray)) for inner in sweep.fop[loop].walk())
 
 
-def _pushes_inside(rt, loop) -> bool:
-    return any(isinstance(inner, (TapePush, TapePushArray)) for inner in rt.fop[loop].walk())
-
-
-def checkpoint_loops(rt, limit, lower) -> None:
-    """Checkpoint the loops ``loops_to_checkpoint`` picks; ``lower(py_function, example_args)``
-    compiles the Revolve helper into the module (see ``grad_function``)."""
-    loops = loops_to_checkpoint(rt, limit)
+def checkpoint_loops(sweep, adjoint, top, settings) -> None:
+    """Checkpoint the loops ``loops_to_checkpoint`` picks, in a derivative whose forward sweep
+    ``sweep`` and adjoint sweep ``adjoint`` are built (the adjoint's top region ``top`` not yet
+    placed in the function).  ``settings.lower`` compiles the Revolve helper into the module."""
+    limit = settings.memory_limit
+    loops = loops_to_checkpoint(sweep, adjoint.rloops, limit)
     if not loops:
         return
-    helper = _revolve_helper(rt.module, lower, loops[0].loc)
-    ways = _on_one_path(rt.func.body, set(loops))  # loops one call may run (their slots add up)
+    helper = _revolve_helper(sweep.module, settings.lower, loops[0].loc)
+    ways = _on_one_path(sweep.func.body, set(loops))  # loops one call may run (their slots add up)
     for loop in loops:
-        Checkpointed(rt, loop, limit, ways, helper).build()
+        Checkpointed(sweep, adjoint, top, loop, (limit, ways), helper).build()
 
 
 def _revolve_helper(module, lower, loc) -> str:
@@ -223,13 +152,17 @@ def _revolve_helper(module, lower, loc) -> str:
 
 
 class Checkpointed:
-    def __init__(self, rt, loop, limit, ways, helper):
-        """``limit``: the user's memory limit (None: slots fixed by ``zymase.checkpoint``),
-        shared by ``ways`` loops that may run in one call."""
-        self.rt, self.loop, self.helper = rt, loop, helper
-        self.user_limit, self.ways = limit, max(ways, 1)
-        self.limit = None if limit is None else max(limit // self.ways, 1)
-        self.fl, self.rl = rt.fop[loop], rt.rloops[loop]
+    """One checkpointed loop: its forward clone ``fl`` and reverse loop ``rl`` rearranged."""
+
+    def __init__(self, sweep, adjoint, top, loop, limit, helper):
+        """``limit``: (the user's memory limit, None when the slots are fixed by
+        ``zymase.checkpoint``; the number of loops that may run in one call and share it)."""
+        self.sweep, self.func, self.roots_of = sweep, sweep.func, adjoint.act.roots
+        self.top, self.loop, self.helper = top, loop, helper
+        self.user_limit, ways = limit
+        self.ways = max(ways, 1)
+        self.limit = None if self.user_limit is None else max(self.user_limit // self.ways, 1)
+        self.fl, self.rl = sweep.fop[loop], adjoint.rloops[loop]
         body = loop.regions[0].block
         self.carried = list(body.args[1:])
         for v in self.carried:
@@ -246,8 +179,7 @@ class Checkpointed:
     def _state_roots(self) -> list:
         """Buffers an iteration may read or write whose contents are not the same at every
         iteration's start: those ``L`` writes, and those it reads that later code writes."""
-        rt, loop = self.rt, self.loop
-        roots = rt.act.roots
+        loop, roots = self.loop, self.roots_of
         written, read = set(), set()
         for op in loop.walk():
             written |= written_roots(op, roots)
@@ -255,7 +187,7 @@ class Checkpointed:
                 read |= roots.get(op.operands[i], set())
         later = set()
         x = loop
-        while x is not rt.func:
+        while x is not self.func:
             ops = x.parent.ops
             for op in ops[ops.index(x) + 1:]:
                 for inner in op.walk():
@@ -266,7 +198,7 @@ class Checkpointed:
             owner = r.op if r.op is not None else r.block.parent_op
             if owner is not None and loop.is_ancestor_of(owner):
                 continue  # made inside the loop: fresh each iteration
-            if r.block is not rt.func.body:
+            if r.block is not self.func.body:
                 made = f" (made at line {owner.loc.line})" if owner is not None and \
                     owner.loc.line > 0 else ""
                 raise DifferentiationError(
@@ -276,15 +208,14 @@ class Checkpointed:
                     "before the branch, or drop memory_limit", loop.loc)
             out.append(r)
         return sorted(out, key=lambda r: (r.op is not None, r.index if r.op is None else
-                                          rt.func.body.ops.index(r.op)))
+                                          self.func.body.ops.index(r.op)))
 
     def _escapes(self, r: Value) -> bool:
         """Can the caller see buffer ``r`` (an argument, or returned)?"""
-        rt = self.rt
         if r.op is None:
             return True
-        ret = rt.func.body.terminator
-        return any(r in rt.act.roots.get(v, set()) for v in ret.operands
+        ret = self.func.body.terminator
+        return any(r in self.roots_of.get(v, set()) for v in ret.operands
                    if isinstance(v.type, ArrayType))
 
     # ------------------------------------------------------------------ build
@@ -295,21 +226,21 @@ class Checkpointed:
         self.rb = Builder.before(self.rl, self.loop.loc)
         self.reverse_part()
 
-    def up(self, fwd: Value) -> Value:
+    def up(self, fwd: Value, watched: dict) -> Value:
         """Forward-sweep value ``fwd``, made next to the loop, as seen by the adjoint sweep (the
-        loop may sit in branches: the value is yielded out of them)."""
-        block = self.fl_block
-        if fwd.block is self.rt.new.body or block is self.rt.new.body:
+        loop may sit in branches: the value is yielded out of them, ``watched`` kept valid)."""
+        block, body = self.fl_block, self.sweep.new.body
+        if fwd.block is body or block is body:
             return fwd
-        return self.rt.promote(fwd, block)
+        return self.sweep.promote(fwd, block, (self.top.env, self.top.head_env, watched))
 
     def forward_part(self) -> None:
         """Before the loop: slot storage and slot 0; the loop itself runs as the plain primal."""
-        rt, b = self.rt, self.fwd
-        lb, ub, step = (rt.fmap[v] for v in self.loop.operands[:3])
+        fmap, b = self.sweep.fmap, self.fwd
+        lb, ub, step = (fmap[v] for v in self.loop.operands[:3])
         self.lb, self.step = lb, step
-        self.trips = cache._trip(b, lb, ub, step)
-        self.sizes = [_size(b, rt.fmap[r]) for r in self.roots]
+        self.trips = trip_count(b, lb, ub, step)
+        self.sizes = [_size(b, fmap[r]) for r in self.roots]
         state = b.i64(8 * len(self.carried))
         for r, n in zip(self.roots, self.sizes):
             state = b.op(AddI, state, b.op(MulI, n, b.i64(_itemsize(r.type))))
@@ -319,36 +250,39 @@ class Checkpointed:
         for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)] for r in self.escaping)):
             keep = b.op(AddI, keep, b.op(MulI, n, b.i64(_itemsize(r.type))))
         self.keep_bytes = keep
+        slots = self.max_slots = self._slots(b, state, keep)
+        self.stores = [b.create(Alloc, [b.op(MulI, slots, n)],
+                                [ArrayType(r.type.dtype, 1, "C")], {"init": "none"}).result
+                       for r, n in zip(self.roots, self.sizes)]
+        self.pstores = [b.create(Alloc, [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
+                                 {"init": "none"}).result for v in self.carried]
+        inits = [fmap.get(v, v) for v in self.loop.operands[3:]]
+        self.save(b, b.i64(0), inits)
+        self._run_plain(b)
+
+    def _slots(self, b, state, keep) -> Value:
+        """How many loop states fit: as the user asked, or what the limit leaves (at least one:
+        the probe says how much is needed when the limit is too small), or isqrt(trips) + 1."""
         if self.fixed is not None or self.limit is None:
             if self.fixed is not None:
                 slots = b.i64(self.fixed)
             else:  # zymase.checkpoint without snaps nor memory_limit: isqrt(T) + 1
                 root = b.op(Sqrt, b.cast(self.trips, F64))
                 slots = b.op(AddI, b.cast(root, I64), b.i64(1))
-            slots = b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
-        else:
-            room = b.op(SubI, b.i64(self.limit), keep)
-            # at least one slot: the probe says how much is needed when the limit is too small
-            slots = b.op(MaxI, b.op(FloorDivI, room, state), b.i64(1))
-            slots = b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
-        self.max_slots = slots
-        self.stores = [b.create(Alloc, [b.op(MulI, slots, n)],
-                                [ArrayType(r.type.dtype, 1, "C")], {"init": "none"}).result
-                       for r, n in zip(self.roots, self.sizes)]
-        self.pstores = [b.create(Alloc, [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
-                                 {"init": "none"}).result for v in self.carried]
-        inits = [rt.fmap.get(v, v) for v in self.loop.operands[3:]]
-        self.save(b, b.i64(0), inits)
-        mapping = dict(rt.fmap)
-        plain = clone_op(self.loop, mapping)
+            return b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
+        room = b.op(SubI, b.i64(self.limit), keep)
+        slots = b.op(MaxI, b.op(FloorDivI, room, state), b.i64(1))
+        return b.op(MinI, slots, b.op(MaxI, self.trips, b.i64(1)))
+
+    def _run_plain(self, b) -> None:
+        """Run the primal loop in place of its forward clone (which moves to the driver), then
+        copy the final contents of the buffers the caller sees."""
+        fmap = self.sweep.fmap
+        plain = clone_op(self.loop, dict(fmap))
         b.insert(plain)
-        for old, new in zip(self.fl.results, plain.results):
-            old.replace_all_uses_with(new)
-        for k, v in list(rt.fmap.items()):
-            if v in self.fl.results:
-                rt.fmap[k] = plain.results[self.fl.results.index(v)]
+        self.sweep.replace_results(self.fl, plain)
         after = Builder(plain.parent, plain.parent.ops.index(plain) + 1, self.loop.loc)
-        self.finals = [_copy_flat(after, rt.fmap[r], n)
+        self.finals = [_copy_flat(after, fmap[r], n)
                        for r, n in zip(self.escaping, (self.sizes[self.roots.index(r)]
                                                        for r in self.escaping))]
         self.fl_block = self.fl.parent
@@ -362,14 +296,12 @@ class Checkpointed:
             for k, v in enumerate(getattr(self, name)):
                 vals[(name, k)] = v
         for v in _free_values(self.loop):
-            vals[("outer", v)] = self.rt.fmap[v]
-        fl_free = [x for x in _free_values(self.fl) if x.block is not self.rt.new.body]
+            vals[("outer", v)] = self.sweep.fmap[v]
+        fl_free = [x for x in _free_values(self.fl) if x.block is not self.sweep.new.body]
         for x in fl_free:
             vals[("fl", x)] = x
-        self.rt.watched.append(vals)
         for key in list(vals):
-            vals[key] = self.up(vals[key])
-        self.rt.watched.remove(vals)
+            vals[key] = self.up(vals[key], vals)
         self.trips, self.lb, self.step = vals["trips"], vals["lb"], vals["step"]
         self.state_bytes, self.keep_bytes = vals["state"], vals["keep"]
         self.max_slots = vals["max"]
@@ -383,8 +315,7 @@ class Checkpointed:
                     op.set_operand(i, lifted[x])
 
     def reverse_part(self) -> None:
-        rt, b = self.rt, self.rb
-        rl = self.rl
+        b, rl, tape = self.rb, self.rl, self.sweep.tape
         adj = list(rl.operands[3:])
         rl.detach()
         later = [Value(r.type) for r in rl.results]  # uses after the driver, until it exists
@@ -397,7 +328,7 @@ class Checkpointed:
         _store(b, b.i64(1), st, RUN)
         if self.probe:
             _store(b, b.i64(1), st, PENDING)
-            self.pos0 = b.create(TapeMark, [rt.tape], None).result
+            self.pos0 = b.create(TapeMark, [tape], None).result
         ptypes = [v.type for v in self.carried]
         atypes = [v.type for v in adj]
         carried0 = [b.const(0, t) for t in ptypes]
@@ -417,12 +348,12 @@ class Checkpointed:
         finals = drv.results[1 + len(ptypes):]
         for tmp, new in zip(later, finals):
             tmp.replace_all_uses_with(new)
-        for scope in rt.scopes:
-            for k, v in list(scope.ct.items()):
-                if v in rl.results:
-                    scope.ct[k] = finals[rl.results.index(v)]
+        ct = self.top.ct
+        for k, v in list(ct.items()):
+            if v in rl.results:
+                ct[k] = finals[rl.results.index(v)]
         for r, final in zip(self.escaping, self.finals):
-            _from_flat(b, final, rt.fmap[r], b.i64(0))
+            _from_flat(b, final, self.sweep.fmap[r], b.i64(0))
 
     def next_action(self, b, st):
         call = lambda: b.create(Call, [st], [I64], {"callee": Symbol(self.helper)}).result
@@ -506,11 +437,10 @@ class Checkpointed:
         """After the probe iteration: drop its tape, then share the limit between saved states
         and recorded steps: record the whole loop at once when its tape fits, else runs of
         steps filling half of what is left, else single steps."""
-        rt = self.rt
-        op = b.op
-        pos = b.create(TapeMark, [rt.tape], None).result
+        op, tape = b.op, self.sweep.tape
+        pos = b.create(TapeMark, [tape], None).result
         n = op(SubI, pos, self.pos0)
-        b.create(TapeDrop, [rt.tape, n], [])
+        b.create(TapeDrop, [tape, n], [])
         eight, one, zero = b.i64(8), b.i64(1), b.i64(0)
         step = op(MulI, n, eight)  # bytes of one step's tape
         other = op(AddI, op(MulI, self.pos0, eight), self.keep_bytes)
@@ -552,11 +482,11 @@ class Checkpointed:
         for v, store in zip(carried, self.pstores):
             b.create(Store, [b.cast(v, store.type.dtype), store, k], [])
         for r, n, store in zip(self.roots, self.sizes, self.stores):
-            _to_flat(b, self.rt.fmap[r], store, b.op(MulI, k, n))
+            _to_flat(b, self.sweep.fmap[r], store, b.op(MulI, k, n))
 
     def load(self, b, k) -> list:
         for r, n, store in zip(self.roots, self.sizes, self.stores):
-            _from_flat(b, store, self.rt.fmap[r], b.op(MulI, k, n))
+            _from_flat(b, store, self.sweep.fmap[r], b.op(MulI, k, n))
         return [b.cast(b.op(Load, store, k), v.type)
                 for v, store in zip(self.carried, self.pstores)]
 
