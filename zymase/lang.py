@@ -1,7 +1,7 @@
 """The markers zymase's frontend reads in user code; each also works as plain Python.
 
 * ``zymase.checkpoint``: checkpoint a loop or a helper in reverse mode (the work is in
-  ``autodiff/checkpoint.py``);
+  ``autodiff/reverse/checkpoint.py``);
 * ``zymase.custom_jvp`` / ``zymase.custom_vjp``: custom derivative rules, in the JAX style,
   compiled with the rest::
 

@@ -17,8 +17,8 @@ class Options:
     unnecessary are removed).  ``cache``: keep compiled code on disk across processes.
     ``disable``: names of optimization passes (and pipeline stages, reverse-mode cache
     optimizations) to skip, for ablations.  ``memory_limit``: bytes the reverse-mode tape and
-    checkpoints may use (None: unlimited; see autodiff/checkpoint.py).  ``backend``: the name of
-    the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
+    checkpoints may use (None: unlimited; see autodiff/reverse/checkpoint.py).  ``backend``: the
+    name of the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
     ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``)."""
 
     fastmath: bool = False
@@ -37,7 +37,7 @@ def default_backend() -> str:
 def transform_options(**kw) -> Options:
     """The ``Options`` of a derivative transform's keyword arguments, checked (``disable``
     names optimization passes and reverse-mode cache optimizations to switch off: see
-    passes/pipeline.py and autodiff/reverse.OPTIMIZATIONS)."""
+    passes/pipeline.py and autodiff/plan/policy.OPTIMIZATIONS)."""
     unknown = set(kw) - set(TRANSFORM_OPTIONS)
     if unknown:
         raise TypeError(f"unknown options {sorted(unknown)}")

@@ -5,7 +5,7 @@ by reverse mode (activity, caching) and by ``passes.licm`` (writes into constant
 
 from __future__ import annotations
 
-from .core import OPS, VIEW, Func, Op, Value
+from .core import VIEW, Func, Op, Value
 from .ops import Alloc, ArrayConst, Call, For, If, Select, TapePushArray, TapePushRef, While
 from .types import ArrayType
 
@@ -19,11 +19,6 @@ def written_buffers(op: Op) -> list[Value]:
         # of an op that does not name the operands it writes
         return []
     return op.written()
-
-
-# Transitional, for autodiff/memory.py and the frontend's copy check (frontend/numpy/copies.py)
-# until they call written_buffers(): op name -> the operands it writes, read off the op classes.
-WRITTEN = {cls.name: cls.written_operands for cls in OPS.values() if cls.written_operands}
 
 
 def array_roots(func: Func) -> dict:

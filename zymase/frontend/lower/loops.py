@@ -269,7 +269,7 @@ class LoopMixin:
         else:
             block, n = self.b.block, len(self.b.block.ops)
             self.lower_for_range(s, lb, ub, step, bind_target)
-            if snaps is not None:  # marked for reverse mode (autodiff/checkpoint.py)
+            if snaps is not None:  # marked for reverse mode (autodiff/reverse/checkpoint.py)
                 loop = next(op for op in reversed(block.ops[n:]) if isinstance(op, For))
                 loop.attrs["checkpoint"] = snaps
 
