@@ -373,7 +373,10 @@ def _if(frame: Frame, op: Op, args: list) -> Sequence:
 
 def _alloc(frame: Frame, op: Op, args: list) -> Sequence:
     # init = "none" also gets zeros: uninitialized memory reads deterministically
-    return (np.zeros([int(d) for d in args], op.results[0].type.dtype.np_dtype),)
+    try:
+        return (np.zeros([int(d) for d in args], op.results[0].type.dtype.np_dtype),)
+    except ValueError as e:  # NumPy's "array is too big": what compiled code reports as
+        raise MemoryError(f"cannot allocate an array of shape {tuple(map(int, args))}") from e
 
 
 def _array_const(frame: Frame, op: Op, args: list) -> Sequence:
