@@ -33,6 +33,13 @@ def cached(a, s):
     return t
 
 
+def cached_other(a, s):
+    t = 0.0
+    for i in range(a.shape[0]):
+        t += a[i] * s * s
+    return t
+
+
 def heat(u0, c, steps):
     """Explicit heat steps in place: reverse mode tapes (n - 2) * steps values."""
     u = u0.copy()

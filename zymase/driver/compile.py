@@ -21,24 +21,25 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
     tpls = templates(fn, args)
     dump = dump or env_dump()
     backend = get_backend(options.backend)
-    path = None
+    ident = None
     if options.cache and key is not None and dump is None and \
             backend.capabilities.disk_cache:
-        path = disk_cache.entry_path(fn, (key, noalias), options, backend)
-        payload = disk_cache.load(path, backend, lambda p: captured_unchanged(fn, p["captured"]))
+        ident = disk_cache.entry_key(fn, (key, noalias), options, backend)
+        payload = disk_cache.load(ident, backend,
+                                  lambda p: captured_unchanged(fn, p["captured"]))
         if payload is not None:
             artifact = backend.load(payload["artifact"])
             return _specialization(artifact, payload["entry"], tpls, payload["result"], None)
     c = run_stages(Compilation(fn, tpls, options, PRIMAL, backend, noalias, dump=dump))
     spec = _specialization(c.artifact, c.entries[0], tpls, describe_result(c.result), c.module,
                            plain_result(c.result))
-    if path is not None:
+    if ident is not None:
         # constants read from globals and closures are checked on load (never stale code);
         # code that read one without a digest is not kept
         captured = captured_digests(fn, c.functions)
         saved = c.artifact.save()
         if captured is not None and saved is not None:
-            disk_cache.store(path, backend, {"artifact": saved, "entry": c.entries[0],
+            disk_cache.store(ident, backend, {"artifact": saved, "entry": c.entries[0],
                                     "result": spec.result, "captured": captured}, c.functions)
     return spec
 

@@ -5,8 +5,16 @@ options, the zymase version and the backend (its name and ``identity()``: for th
 the llvmlite version and the host CPU); it stores the backend's saved artifact and what the
 entry point needs, plus a hash of every source file the code was compiled from and digests of
 the constants it read from globals and closures.  A hit (all sources and constants unchanged)
-skips the whole pipeline.  An entry that cannot be read, is
-from another version, or whose sources changed is ignored and rebuilt.
+skips the whole pipeline.
+
+An entry is ``MAGIC``, the SHA-256 of its body, and the body, which records its full key.  The
+checksum is verified before anything in the body is read or handed to the backend's loader, and
+the key must equal the one asked for, so a damaged entry (a flipped bit anywhere, a truncated
+file) or an entry of another function or signature under the same file name is a miss: the code
+is compiled again and the entry rewritten.  The directory is made private to the user (0700,
+entries 0600); when it cannot be made, read or written (a file in its place, a full disk, no
+permission), calls compile in memory as without the cache.  The checksum guards against damage,
+not against someone who can write to the directory (the body is a pickle).
 
 Location: ``$ZYMASE_CACHE_DIR`` or ``~/.cache/zymase``.
 """
@@ -21,18 +29,23 @@ import tempfile
 
 from ..version import __version__
 
-FORMAT = 5  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+FORMAT = 6  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
 # and digests of the constants the code read from globals and closures (compile.py checks them);
-# 5: payloads hold a backend's saved artifact (backends/base.py)
+# 5: payloads hold a backend's saved artifact (backends/base.py); 6: MAGIC, checksum, full key
+MAGIC = b"zymase-cache-6\n"
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 
-def cache_dir() -> str:
+def cache_dir() -> str | None:
+    """The cache directory, made (private to the user) if missing; None when it cannot be."""
     d = os.environ.get("ZYMASE_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "zymase")
-    os.makedirs(d, exist_ok=True)
-    return d
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return d if os.path.isdir(d) else None
 
 
 def _versions(backend) -> tuple:
@@ -52,19 +65,34 @@ def source_files(functions) -> list[str]:
     return sorted({inspect.getsourcefile(fn) or fn.__code__.co_filename for fn in functions})
 
 
-def entry_path(fn, key, options, backend) -> str:
-    ident = repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), key,
-                  sorted(vars(options).items()), _versions(backend)))
-    return os.path.join(cache_dir(), hashlib.sha256(ident.encode()).hexdigest() + ".zyc")
+def entry_key(fn, key, options, backend) -> str:
+    """The full key of an entry (its file name is a hash of it)."""
+    return repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), key,
+                 sorted(vars(options).items()), _versions(backend)))
 
 
-def load(path: str, backend, accept=None):
-    """The stored payload, or None when missing, unreadable, foreign, out of date or not
-    ``accept(payload)``."""
+def entry_path(ident: str) -> str | None:
+    d = cache_dir()
+    if d is None:
+        return None
+    return os.path.join(d, hashlib.sha256(ident.encode()).hexdigest() + ".zyc")
+
+
+def load(ident: str, backend, accept=None):
+    """The stored payload, or None when missing, unreadable, damaged, foreign, out of date or
+    not ``accept(payload)``."""
+    path = entry_path(ident)
+    if path is None:
+        return None
     try:
         with open(path, "rb") as f:
-            entry = pickle.load(f)
-        if entry.get("versions") != _versions(backend):
+            data = f.read()
+        head = len(MAGIC) + 65
+        if not data.startswith(MAGIC) or \
+                hashlib.sha256(data[head:]).hexdigest().encode() + b"\n" != data[len(MAGIC):head]:
+            return None  # damaged (or not an entry): nothing of it is read
+        entry = pickle.loads(data[head:])
+        if entry.get("key") != ident or entry.get("versions") != _versions(backend):
             return None
         for path, digest in entry["sources"]:
             if file_hash(path) != digest:
@@ -77,13 +105,17 @@ def load(path: str, backend, accept=None):
         return None
 
 
-def store(path: str, backend, payload, functions) -> None:
-    entry = {"versions": _versions(backend), "payload": payload,
-             "sources": [(p, file_hash(p)) for p in source_files(functions)]}
+def store(ident: str, backend, payload, functions) -> None:
+    path = entry_path(ident)
+    if path is None:
+        return
     tmp = None
     try:
-        data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        entry = {"key": ident, "versions": _versions(backend), "payload": payload,
+                 "sources": [(p, file_hash(p)) for p in source_files(functions)]}
+        body = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        data = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")  # (mode 0600)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)

@@ -1,0 +1,110 @@
+"""The disk cache (``jit(cache=True)``) cannot be fooled: a foreign entry, an entry of another
+signature and damaged entries (bits flipped anywhere, the machine code included; truncated) are
+misses that compile again, never a wrong answer or a crash; the directory is private; a cache
+that cannot be made or written leaves calls working.  Each case runs in a fresh process."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(__file__)
+RUN = """
+import sys, json
+sys.path.insert(0, {tests!r})
+import numpy as np
+import resource_programs as R
+import zymase
+from zymase.driver import disk_cache
+fn = getattr(R, {fn!r})
+out = zymase.jit(fn, cache=True)(np.arange(4.0, dtype={dtype!r}), 2.0)
+print(json.dumps([float(out), disk_cache.STATS["hits"], disk_cache.STATS["stores"]]))
+"""
+FLIPS = """
+import sys, json, random, glob
+sys.path.insert(0, {tests!r})
+import numpy as np
+import resource_programs as R
+import zymase
+from zymase.driver import disk_cache
+path, = glob.glob({pattern!r})
+good = open(path, "rb").read()
+rng = random.Random({seed})
+wrong, hits = 0, 0
+for k in range({count}):
+    data = bytearray(good)
+    if k % 10 == 9:
+        data = data[:rng.randrange(len(data))]            # truncated
+    else:
+        pos = rng.randrange(len(data))
+        data[pos] ^= 1 << rng.randrange(8)                # one flipped bit
+    open(path, "wb").write(bytes(data))
+    before = disk_cache.STATS["hits"]
+    out = zymase.jit(R.cached, cache=True)(np.arange(4.0), 2.0)
+    hits += disk_cache.STATS["hits"] - before
+    wrong += int(out != 12.0)
+print(json.dumps([wrong, hits]))
+"""
+
+
+def _run(code: str, cache_dir, **fmt):
+    env = dict(os.environ, ZYMASE_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run([sys.executable, "-c", code.format(tests=TESTS, **fmt)], env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+    return json.loads(proc.stdout.split("\n")[-2])
+
+
+def _only_entry(cache_dir):
+    entries = [p for p in cache_dir.iterdir() if p.suffix == ".zyc"]
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+def test_an_entry_of_another_function_or_signature_is_a_miss(tmp_path):
+    own, other = tmp_path / "own", tmp_path / "other"
+    assert _run(RUN, own, fn="cached", dtype="float64") == [12.0, 0, 1]
+    mine = _only_entry(own)
+    for fn, dtype in (("cached_other", "float64"), ("cached", "float32")):
+        for p in other.glob("*") if other.exists() else ():
+            p.unlink()
+        _run(RUN, other, fn=fn, dtype=dtype)
+        mine.write_bytes(_only_entry(other).read_bytes())   # a foreign entry under my name
+        assert _run(RUN, own, fn="cached", dtype="float64") == [12.0, 0, 1]
+    assert _run(RUN, own, fn="cached", dtype="float64") == [12.0, 1, 0]   # rewritten: a hit
+
+
+@pytest.mark.parametrize("count", [pytest.param(1000, marks=pytest.mark.slow), 60])
+def test_damaged_entries_are_misses_never_crashes(tmp_path, count):
+    _run(RUN, tmp_path, fn="cached", dtype="float64")
+    pattern = str(tmp_path / "*.zyc")
+    wrong, hits = _run(FLIPS, tmp_path, pattern=pattern, seed=count, count=count)
+    assert wrong == 0
+    assert hits == 0  # every damaged entry was refused before its body was read
+
+
+def test_the_cache_is_private(tmp_path):
+    cache = tmp_path / "fresh"
+    old = os.umask(0)
+    try:
+        _run(RUN, cache, fn="cached", dtype="float64")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(_only_entry(cache).stat().st_mode) == 0o600
+
+
+def test_a_cache_that_cannot_be_made_or_written_leaves_calls_working(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    assert _run(RUN, blocker, fn="cached", dtype="float64") == [12.0, 0, 0]
+    readonly = tmp_path / "readonly"
+    readonly.mkdir(mode=0o500)
+    if os.access(readonly, os.W_OK):  # root writes anywhere: nothing to check there
+        return
+    assert _run(RUN, readonly, fn="cached", dtype="float64") == [12.0, 0, 0]
