@@ -115,7 +115,12 @@ def _check_cotangent(out, ct, where="the output") -> None:
         for k, (o, c) in enumerate(zip(out, ct)):
             _check_cotangent(o, c, f"{where}[{k}]")
     elif isinstance(out, (np.ndarray, float, complex, np.inexact)):
-        if isinstance(ct, tuple) or np.shape(ct) != np.shape(out):
+        kind = np.asarray(ct).dtype.kind if isinstance(ct, (int, float, complex, list,
+                                                             np.ndarray, np.number)) else None
+        if kind not in ("i", "u", "f", "c") or isinstance(ct, bool):
+            raise DifferentiationError(f"the cotangent of {where} must be a number or an array "
+                                       f"of numbers, not {type(ct).__name__}", caller_loc())
+        if np.shape(ct) != np.shape(out):
             raise DifferentiationError(f"the cotangent of {where} must have shape "
                                        f"{np.shape(out)}, not {np.shape(ct)}", caller_loc())
 

@@ -16,17 +16,23 @@ import dataclasses
 
 import numpy as np
 
+from ..errors import ZymaseOverflowError
 from ..frontend.args import param_template
 from ..frontend.typing import Array, PyObj, Scalar, Struct, Tup, type_key
 
 _SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def arg_key(x, where: str = "argument"):
-    """A cheap hashable key of an argument's compile-time type."""
+    """A cheap hashable key of an argument's compile-time type.  A Python int that does not fit
+    the compiled code's 64-bit integers is refused (it would wrap)."""
     t = type(x)
     k = _SCALAR_KEYS.get(t)
     if k is not None:
+        if t is int and not INT64_MIN <= x <= INT64_MAX:
+            raise ZymaseOverflowError(f"{where} is {x}, which does not fit in a 64-bit integer "
+                                      "(compiled code computes with 64-bit ints)")
         return k
     if t is np.ndarray:
         return (x.dtype, x.ndim, x.flags.c_contiguous)

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from ...errors import RUNTIME_ERRORS, ZymaseError
+from ...errors import RUNTIME_ERRORS, ZymaseError, ZymaseOverflowError, caller_loc
 from ...ir.types import ArrayType
 from ..base import Executable
 from .entry import result_slots
@@ -120,7 +120,11 @@ class EntryPoint(Executable):
                 c = complex(a)
                 flat += [c.real, c.imag]
             else:
-                flat.append(conv(a))
+                v = conv(a)
+                if conv is int and not -(2 ** 63) <= v < 2 ** 63:  # ctypes would wrap it
+                    raise ZymaseOverflowError(f"integer argument {v} does not fit in 64 bits",
+                                              caller_loc())
+                flat.append(v)
         ctx = self._ctx()
         rets = self.slot_type()
         status = self.cfunc(ctypes.addressof(ctx), ctypes.addressof(rets), *flat)
