@@ -95,3 +95,13 @@ def test_explain_walks_the_derivative_stages(transform, ad):
     assert shown == [f"// ---- after {s} ----" for s in ["frontend", *ad, "lifetime"]]
     with pytest.raises(ValueError, match="transform must be one of"):
         zymase.explain(_energy, u, c, 1, transform="hessian")
+
+
+def test_zymase_log_prints_each_compilation_with_its_stage_times(monkeypatch, capfd):
+    monkeypatch.setenv("ZYMASE_LOG", "compile")
+    u, c = np.linspace(0, 1, 6), np.full(6, 0.2)
+    zymase.grad(_energy, argnums=(0, 1), fastmath=True)(u, c, 2)
+    lines = [x for x in capfd.readouterr().err.splitlines() if x.startswith("zymase: compiled")]
+    assert len(lines) == 1 and "rev _energy on cpu" in lines[0]
+    for stage in ("frontend", "optimize", "reverse", "lifetime", "backend"):
+        assert f" {stage} " in lines[0], lines[0]

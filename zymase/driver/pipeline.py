@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,14 +230,32 @@ REQUIRED = {"frontend", "rules", "activity", "entries", "backend", "forward", "r
 
 
 def run_stages(c: Compilation) -> Compilation:
-    """Run the stages of ``c.request.mode`` on ``c`` (see the module docstring)."""
+    """Run the stages of ``c.request.mode`` on ``c`` (see the module docstring).  With
+    ``ZYMASE_LOG=compile`` each compilation prints one line to stderr: what was compiled, its
+    total time and the time of each stage."""
+    log = "compile" in os.environ.get("ZYMASE_LOG", "").split(",")
+    times: list[tuple[str, float]] = []
+    start = time.perf_counter()
     for stage in STAGES[c.request.mode]:
         if stage.name in c.options.disable and stage.name not in REQUIRED:
             continue
+        t0 = time.perf_counter()
         stage.run(c)
+        times.append((stage.name, time.perf_counter() - t0))
         if c.dump is not None and stage.dumps:
             c.dump(stage.name, c.module)
+    if log:
+        _log_compile(c, time.perf_counter() - start, times)
     return c
+
+
+def _log_compile(c: Compilation, total: float, times) -> None:
+    name = getattr(c.fn, "__qualname__", getattr(c.fn, "__name__", "function"))
+    what = "jit" if c.request.mode == "primal" else c.request.mode
+    ops = sum(1 for f in c.module for _ in f.walk())
+    parts = "  ".join(f"{n} {t * 1e3:.1f}" for n, t in times)
+    print(f"zymase: compiled {what} {name} on {c.backend.name} in {total * 1e3:.1f} ms "
+          f"({ops} ops; ms per stage: {parts})", file=sys.stderr)
 
 
 def env_dump() -> Dump | None:
