@@ -1,5 +1,7 @@
 """Programs for test_resources.py."""
 
+import collections
+
 import numpy as np
 
 
@@ -31,6 +33,13 @@ def cached(a, s):
     for i in range(a.shape[0]):
         t += a[i] * s
     return t
+
+
+Pair = collections.namedtuple("Pair", ["total", "scale"])
+
+
+def cached_pair(p):
+    return cached(p.total, p.scale), p
 
 
 def cached_other(a, s):

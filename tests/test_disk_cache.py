@@ -108,3 +108,72 @@ def test_a_cache_that_cannot_be_made_or_written_leaves_calls_working(tmp_path):
     if os.access(readonly, os.W_OK):  # root writes anywhere: nothing to check there
         return
     assert _run(RUN, readonly, fn="cached", dtype="float64") == [12.0, 0, 0]
+
+
+CRAFTED = """
+import sys, json, glob, hashlib, pickle, os
+sys.path.insert(0, {tests!r})
+import numpy as np
+import resource_programs as R
+import zymase
+from zymase.driver import disk_cache
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch " + {marker!r},))
+
+path, = glob.glob({pattern!r})
+body = pickle.dumps({{"key": "x", "payload": Evil()}})
+data = disk_cache.MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\\n" + body
+open(path, "wb").write(data)                 # a well-formed entry whose body is a pickle
+out = zymase.jit(R.cached, cache=True)(np.arange(4.0), 2.0)
+print(json.dumps([float(out), disk_cache.STATS["hits"], disk_cache.STATS["stores"]]))
+"""
+
+
+def test_reading_an_entry_runs_no_code(tmp_path):
+    cache = tmp_path / "cache"
+    _run(RUN, cache, fn="cached", dtype="float64")
+    marker = tmp_path / "ran"
+    assert _run(CRAFTED, cache, pattern=str(cache / "*.zyc"), marker=str(marker)) == [12.0, 0, 1]
+    assert not marker.exists()
+
+
+def test_the_plain_format_round_trips_and_refuses_what_it_cannot_hold():
+    import collections
+
+    from zymase.driver import entry_format
+    from zymase.ir.core import Loc
+    from zymase.ir.types import F32, F64, ArrayType
+
+    value = {"types": [F64, ArrayType(F32, 2, "C")], "loc": Loc("f.py", 3, 4, "g"),
+             "code": b"\x00\x01\n\xff" * 5, "nested": (1, 2.5, None, True, ["a", (b"x",)]),
+             "cls": collections.OrderedDict, "nan": float("nan")}
+    back = entry_format.loads(entry_format.dumps(value))
+    assert back["types"] == value["types"] and back["loc"] == value["loc"]
+    assert back["code"] == value["code"] and back["nested"] == value["nested"]
+    assert back["cls"] is collections.OrderedDict and back["nan"] != back["nan"]
+    with pytest.raises(entry_format.Unstorable):
+        entry_format.dumps({"x": object()})
+    with pytest.raises(ValueError, match="not an imported class"):
+        entry_format.loads(b'{"class":["no_such_module_xyz","C"]}\n')
+    with pytest.raises(ValueError, match="past the entry"):
+        entry_format.loads(b'{"bytes":[0,100]}\nabc')
+
+
+PAIR = """
+import sys, json
+sys.path.insert(0, {tests!r})
+import numpy as np
+import resource_programs as R
+import zymase
+from zymase.driver import disk_cache
+total, pair = zymase.jit(R.cached_pair, cache=True)(R.Pair(np.arange(4.0), 2.0))
+assert type(pair) is R.Pair and pair.scale == 2.0, pair
+print(json.dumps([float(total), disk_cache.STATS["hits"], disk_cache.STATS["stores"]]))
+"""
+
+
+def test_a_returned_namedtuple_is_kept_and_rebuilt(tmp_path):
+    assert _run(PAIR, tmp_path) == [12.0, 0, 1]
+    assert _run(PAIR, tmp_path) == [12.0, 1, 0]

@@ -13,8 +13,9 @@ the key must equal the one asked for, so a damaged entry (a flipped bit anywhere
 file) or an entry of another function or signature under the same file name is a miss: the code
 is compiled again and the entry rewritten.  The directory is made private to the user (0700,
 entries 0600); when it cannot be made, read or written (a file in its place, a full disk, no
-permission), calls compile in memory as without the cache.  The checksum guards against damage,
-not against someone who can write to the directory (the body is a pickle).
+permission), calls compile in memory as without the cache.  The body is plain data
+(``entry_format.py``: JSON and the machine code's bytes), so reading an entry runs no code; what
+the format cannot hold (a returned constant of another type) is not kept.
 
 Location: ``$ZYMASE_CACHE_DIR`` or ``~/.cache/zymase``.
 """
@@ -24,16 +25,17 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import pickle
 import tempfile
 
 from ..version import __version__
+from . import entry_format
 
-FORMAT = 6  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+FORMAT = 7  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
 # and digests of the constants the code read from globals and closures (compile.py checks them);
-# 5: payloads hold a backend's saved artifact (backends/base.py); 6: MAGIC, checksum, full key
-MAGIC = b"zymase-cache-6\n"
+# 5: payloads hold a backend's saved artifact (backends/base.py); 6: MAGIC, checksum, full key;
+# 7: plain data (entry_format.py), no pickle
+MAGIC = b"zymase-cache-7\n"
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
 
@@ -91,7 +93,7 @@ def load(ident: str, backend, accept=None):
         if not data.startswith(MAGIC) or \
                 hashlib.sha256(data[head:]).hexdigest().encode() + b"\n" != data[len(MAGIC):head]:
             return None  # damaged (or not an entry): nothing of it is read
-        entry = pickle.loads(data[head:])
+        entry = entry_format.loads(data[head:])
         if entry.get("key") != ident or entry.get("versions") != _versions(backend):
             return None
         for path, digest in entry["sources"]:
@@ -113,7 +115,7 @@ def store(ident: str, backend, payload, functions) -> None:
     try:
         entry = {"key": ident, "versions": _versions(backend), "payload": payload,
                  "sources": [(p, file_hash(p)) for p in source_files(functions)]}
-        body = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        body = entry_format.dumps(entry)
         data = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")  # (mode 0600)
         with os.fdopen(fd, "wb") as f:
