@@ -177,3 +177,30 @@ print(json.dumps([float(total), disk_cache.STATS["hits"], disk_cache.STATS["stor
 def test_a_returned_namedtuple_is_kept_and_rebuilt(tmp_path):
     assert _run(PAIR, tmp_path) == [12.0, 0, 1]
     assert _run(PAIR, tmp_path) == [12.0, 1, 0]
+
+
+DERIVATIVES = """
+import sys, json
+sys.path.insert(0, {tests!r})
+import numpy as np
+import resource_programs as R
+import zymase
+from zymase.driver import disk_cache
+a = np.arange(4.0)
+opts = dict(cache=True, disable={{"licm", "cse"}})
+g = zymase.grad(R.cached, argnums=(0, 1), **opts)(a, 2.0)
+v, g2 = zymase.value_and_grad(R.cached, **opts)(a, 2.0)
+_, t = zymase.jvp(R.cached, (a, 2.0), (np.ones(4), 0.0), **opts)
+y, pullback = zymase.vjp(R.cached, a, 2.0, **opts)
+da, ds = pullback(1.0)
+got = [list(g[0]), g[1], v, list(g2), t, y, list(da), ds]
+print(json.dumps([got, disk_cache.STATS["hits"], disk_cache.STATS["stores"]]))
+"""
+
+
+def test_derivatives_are_kept_on_disk_too(tmp_path):
+    want = [[2.0] * 4, 6.0, 12.0, [2.0] * 4, 8.0, 12.0, [2.0] * 4, 6.0]
+    got, hits, stores = _run(DERIVATIVES, tmp_path)
+    assert got == want and hits == 0 and stores >= 4
+    got, hits, stores = _run(DERIVATIVES, tmp_path)
+    assert got == want and stores == 0 and hits >= 4

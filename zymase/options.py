@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend")
+TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend", "cache")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def transform_options(**kw) -> Options:
                               or limit <= 0):
         raise ValueError(f"memory_limit must be a positive number of bytes, not {limit!r}")
     return Options(fastmath=kw.get("fastmath", False), boundscheck=kw.get("boundscheck", True),
-                   disable=frozenset(kw.get("disable", ())),
+                   cache=bool(kw.get("cache", False)), disable=frozenset(kw.get("disable", ())),
                    memory_limit=None if limit is None else int(limit),
                    backend=backend_name(kw.get("backend")))
 

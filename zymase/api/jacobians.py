@@ -18,7 +18,6 @@ from ..driver.request import Request
 from ..driver.signature import rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments
-from ..ir.ops import TapePushRef
 from .grad import options_of
 from .values import (
     as_tangent,
@@ -129,10 +128,7 @@ def _keeps_references(d) -> bool:
     """Whether a split derivative's tape holds arrays by reference (versions of an array renewed
     in a loop that a matrix product reads): those die with the forward function, before the
     adjoint would read them, so ``vjp`` runs the one-function gradient instead."""
-    keeps = getattr(d, "_keeps_refs", None)
-    if keeps is None:
-        keeps = d._keeps_refs = any(isinstance(op, TapePushRef) for op in d.module.walk())
-    return keeps
+    return d.keeps_refs
 
 
 class _Forward:

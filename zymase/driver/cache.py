@@ -41,7 +41,7 @@ class Specializations:
             with self.lock:
                 d = self.compiled.get(key)
                 if d is None:
-                    d = compile_derivative(self.fn, args, req, self.options)
+                    d = compile_derivative(self.fn, args, req, self.options, key=key[0])
                     self.compiled[key] = d
         return d
 

@@ -1,12 +1,13 @@
 """Compiling one specialization: the stage list of its request run on a ``Compilation``
-(``pipeline.py``), wrapped for the transforms (``compiled.py``), through the disk cache for
-``jit(cache=True)``."""
+(``pipeline.py``), wrapped for the transforms (``compiled.py``), through the disk cache when
+``cache=True`` (``jit`` and every derivative transform)."""
 
 from __future__ import annotations
 
 from ..backends.registry import get_backend
 from ..frontend.source import captured_digests, captured_unchanged
 from ..frontend.typing import flatten
+from ..ir.ops import TapePushRef
 from ..options import Options
 from . import disk_cache
 from .compiled import Derivative, Specialization
@@ -51,22 +52,54 @@ def _specialization(artifact, name, tpls, result, module, plain=True) -> Special
 
 
 def compile_derivative(fn, args, req: Request, options: Options, count_tape: bool = False,
-                       dump: Dump | None = None) -> Derivative:
-    """Compile the derivative ``req`` of ``fn`` for the types of ``args``."""
+                       dump: Dump | None = None, key=None) -> Derivative:
+    """Compile the derivative ``req`` of ``fn`` for the types of ``args`` (through the disk
+    cache when ``options.cache``; ``key``: the argument signature)."""
     backend = get_backend(options.backend)
-    c = run_stages(Compilation(fn, templates(fn, args), options, req, backend,
-                               count_tape=count_tape, dump=dump or env_dump()))
-    entry = c.artifact.entry(c.entries[0])
-    adjoint = c.artifact.entry(c.entries[1]) if len(c.entries) > 1 else None
+    tpls = templates(fn, args)
+    dump = dump or env_dump()
+    ident = None
+    if options.cache and key is not None and dump is None and not count_tape and \
+            backend.capabilities.disk_cache:
+        ident = disk_cache.entry_key(fn, (key, req), options, backend)
+        payload = disk_cache.load(ident, backend,
+                                  lambda p: captured_unchanged(fn, p["captured"]))
+        if payload is not None:
+            return _derivative(backend, backend.load(payload["artifact"]), tpls, payload["d"])
+    c = run_stages(Compilation(fn, tpls, options, req, backend, count_tape=count_tape,
+                               dump=dump))
     n_res = len(flatten(c.result)) if c.result is not None else 0
     if req.mode == "rev" and not req.primal:
         n_res = 0
-    fast = None
-    if entry.fast is not None:
-        fast = _fast_caller(backend, entry)
-    return Derivative(entry, c.templates, describe_result(c.result), c.flat_active, c.leaf_of,
-                      c.module, c.entries[0], c.n_flat_args, n_res, fast, adjoint, c.written,
-                      c.artifact)
+    facts = {"entries": list(c.entries), "result": describe_result(c.result),
+             "flat_active": list(c.flat_active), "leaf_of": sorted(c.leaf_of.items()),
+             "n_flat_args": c.n_flat_args, "n_flat_results": n_res,
+             "written": list(c.written), "keeps_refs": keeps_references(c.module)}
+    d = _derivative(backend, c.artifact, tpls, facts, c.module)
+    if ident is not None:
+        captured = captured_digests(fn, c.functions)
+        saved = c.artifact.save()
+        if captured is not None and saved is not None:
+            disk_cache.store(ident, backend, {"artifact": saved, "d": facts,
+                                              "captured": captured}, c.functions)
+    return d
+
+
+def keeps_references(module) -> bool:
+    """Whether a derivative's tape holds arrays by reference (``tape.push_ref``: versions of an
+    array renewed in a loop that a matrix product reads)."""
+    return any(isinstance(op, TapePushRef) for op in module.walk())
+
+
+def _derivative(backend, artifact, tpls, facts, module=None) -> Derivative:
+    names = facts["entries"]
+    entry = artifact.entry(names[0])
+    adjoint = artifact.entry(names[1]) if len(names) > 1 else None
+    fast = _fast_caller(backend, entry) if entry.fast is not None else None
+    return Derivative(entry, tpls, facts["result"], list(facts["flat_active"]),
+                      {int(k): (v[0], tuple(v[1])) for k, v in facts["leaf_of"]}, module,
+                      names[0], facts["n_flat_args"], facts["n_flat_results"], fast, adjoint,
+                      tuple(facts["written"]), artifact, facts["keeps_refs"])
 
 
 def _fast_caller(backend, entry):

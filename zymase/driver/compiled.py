@@ -42,7 +42,7 @@ class Derivative:
     result: Any  # describe_result of the primal's return value
     flat_active: list  # flat IR argument indices that are active
     leaf_of: dict  # flat index -> (user argument position, leaf path)
-    module: Any
+    module: Any  # the IR (None when loaded from the disk cache)
     func_name: str
     n_flat_args: int
     n_flat_results: int
@@ -50,6 +50,7 @@ class Derivative:
     adjoint: Any = None  # "rev-split": the adjoint function's executable (``entry`` is forward's)
     written: tuple = ()  # reverse modes: flat argument positions the primal writes
     artifact: Any = None  # the backend's artifact (tape counters, listings)
+    keeps_refs: bool = False  # the tape holds arrays by reference (compile.keeps_references)
 
     def check_distinct(self, flat: list, shadows: dict | None = None) -> None:
         """Reverse mode is compiled for arrays that do not share memory: a value the adjoint

@@ -69,8 +69,10 @@ def source_files(functions) -> list[str]:
 
 def entry_key(fn, key, options, backend) -> str:
     """The full key of an entry (its file name is a hash of it)."""
+    opts = sorted((k, sorted(v) if isinstance(v, frozenset) else v)  # (a set's order varies)
+                  for k, v in vars(options).items())
     return repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), key,
-                 sorted(vars(options).items()), _versions(backend)))
+                 opts, _versions(backend)))
 
 
 def entry_path(ident: str) -> str | None:
