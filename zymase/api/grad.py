@@ -18,6 +18,8 @@ namedtuple for containers (``None`` for non-float fields).
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from ..backends.registry import get_backend, register_backend
@@ -25,22 +27,18 @@ from ..driver.cache import Specializations, shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import call_arguments
-from ..frontend.source import python_function
+from ..frontend.args import call_arguments, flatten_arg
+from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
 from ..options import transform_options
 from .values import (
     as_tangent,
     check_differentiable,
-    describe_kind,
     flat_args,
-    flat_values,
     gather_adjoints,
     normalize_argnums,
     rebuild,
-    return_loc,
     scalar_out,
-    tangent_result,
 )
 
 
@@ -55,14 +53,7 @@ def options_of(kw: dict):
     return options
 
 
-def _cache(fn, options) -> Specializations:
-    return Specializations(fn, options)
-
-
 # ---------------------------------------------------------------------- reverse mode
-
-
-
 
 
 def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True,
@@ -72,13 +63,13 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     ``fn`` must return a float scalar (or ``(scalar, aux)`` with ``has_aux=True``).  Returns
     ``(value, grad)``, or ``((value, aux), grad)``; ``grad`` is a tuple when ``argnums`` is.
     """
-    comp = _cache(fn, options_of(options))
+    comp, plans = Specializations(fn, options_of(options)), {}
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
         try:
             if not has_aux:
-                out = _plain_grad(comp, args, argnums, optimize_before_ad, primal=True)
+                out = _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=True)
                 if out is not None:
                     return out
             return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, True)
@@ -126,14 +117,14 @@ class _GradPlan:
         return (scalar_out(out[0], self.d.result[1]), g) if self.primal else g
 
 
-def _plain_grad(comp, args, argnums, optimize_before_ad, primal=False):
-    """``grad`` (or with ``primal``, ``value_and_grad``) through a cached plan, or None when
-    this call needs the general path."""
+def _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=False):
+    """``grad`` (or with ``primal``, ``value_and_grad``) through a plan kept in ``plans`` (one
+    per signature, per transform object), or None when this call needs the general path."""
     try:
         key = (tuple(arg_key(a) for a in args), argnums, optimize_before_ad, primal)
     except (ZymaseError, TypeError):
         return None
-    plan = comp.plans.get(key)
+    plan = plans.get(key)
     if plan is None:
         if not all(type(a) in (float, int, bool, np.ndarray) for a in args):
             return None
@@ -144,9 +135,9 @@ def _plain_grad(comp, args, argnums, optimize_before_ad, primal=False):
         if d.n_flat_results != int(primal) or len(d.templates) != len(args) or \
                 sorted(set(nums)) != sorted(d.leaf_of[i][0] for i in d.flat_active) or \
                 len(nums) != len(set(nums)):
-            comp.plans[key] = False
+            plans[key] = False
             return (value, g) if primal else g
-        comp.plans[key] = _GradPlan(d, nums, argnums, _seed(d), primal)
+        plans[key] = _GradPlan(d, nums, argnums, _seed(d), primal)
         return (value, g) if primal else g
     if plan is False:
         return None
@@ -209,13 +200,13 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
     and stage names, for ablations), ``memory_limit`` (bytes of tape: checkpointing),
     ``backend`` (``"cpu"``, the default, or ``"interp"``; see ``zymase.backends``).
     """
-    comp = _cache(fn, options_of(options))
+    comp, plans = Specializations(fn, options_of(options)), {}
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
         try:
             if not has_aux:
-                g = _plain_grad(comp, args, argnums, optimize_before_ad)
+                g = _plain_grad(comp, plans, args, argnums, optimize_before_ad)
                 if g is not None:
                     return g
             value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, False)
@@ -266,5 +257,43 @@ def _jvp(fn, primals, tangents, optimize_before_ad, options):
     return primal, tangent_result(d, tan_vals)
 
 
+def describe_kind(desc) -> str:
+    kind = desc[0]
+    if kind == "s":
+        return f"a {desc[1].np_dtype.name} scalar"
+    if kind == "a":
+        return "an array"
+    if kind == "t":
+        return "a tuple"
+    return "None" if desc[1] is None else repr(desc[1])
 
 
+def flat_values(tpl, x):
+    return flatten_arg(x, tpl)
+
+
+def return_loc(fn):
+    src = get_source(fn)
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            return src.loc(node)
+    return src.loc(src.tree)
+
+
+def tangent_result(d, tan_vals):
+    """Tangents shaped like the result (floats only; other leaves get None)."""
+    vals = iter(tan_vals)
+
+    def build(desc):
+        kind = desc[0]
+        if kind == "s":
+            return scalar_out(next(vals), desc[1]) if desc[1].is_inexact else None
+        if kind == "a":
+            return next(vals) if desc[1].dtype.is_inexact else None
+        if kind == "t":
+            return tuple(build(x) for x in desc[1])
+        if kind == "r":
+            return desc[1](**{k: build(x) for k, x in desc[2].items()})
+        return None
+
+    return build(d.result)

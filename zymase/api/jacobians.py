@@ -15,21 +15,18 @@ import numpy as np
 
 from ..driver.cache import Specializations, shared
 from ..driver.request import Request
-from ..driver.signature import rebuild_result
+from ..driver.signature import flat_leaves, is_inexact, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments
 from .grad import options_of
 from .values import (
+    arg_template,
     as_tangent,
     check_differentiable,
     flat_args,
-    flatten_like,
     gather_adjoints,
-    has_float,
-    inexact_type,
     normalize_argnums,
     rebuild,
-    result_leaves,
 )
 
 MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
@@ -427,3 +424,37 @@ def hessian(fn, argnums=0, **options):
 
     return wrapper
 
+
+def flatten_like(desc, x):
+    if desc[0] in ("s", "a"):
+        return [x]
+    if desc[0] == "t":
+        return [v for sub, item in zip(desc[1], x) for v in flatten_like(sub, item)]
+    if desc[0] == "r":
+        return [v for k, sub in desc[2].items() for v in flatten_like(sub, getattr(x, k))]
+    return []
+
+
+def has_float(a):
+    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a)))
+
+
+def inexact_type(t):
+    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
+
+
+def result_leaves(desc, out=None):
+    """Flat (kind, type) of a result description (kind "s" scalar, "a" array)."""
+    if out is None:
+        out = []
+    if desc[0] == "s":
+        out.append(("s", desc[1]))
+    elif desc[0] == "a":
+        out.append(("a", desc[1]))
+    elif desc[0] == "t":
+        for x in desc[1]:
+            result_leaves(x, out)
+    elif desc[0] == "r":
+        for x in desc[2].values():
+            result_leaves(x, out)
+    return out

@@ -84,17 +84,12 @@ class JitFunction(functools.partial):
             raise e.with_traceback(None) from None
 
     def _compile(self, args, key, noalias):
-        with self._cache.lock:
-            spec = self._specs.get((key, PRIMAL, noalias))
-            if spec is None:
-                try:
-                    spec = compile_specialization(self.py_func, args, self.options, noalias,
-                                                  key=key)
-                except ZymaseError as e:
-                    raise _at_caller(e) from None
-                self._specs[(key, PRIMAL, noalias)] = spec
-                if spec.fast is not None:
-                    self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
+        try:
+            spec = self._cache.primal(args, (key, PRIMAL, noalias), noalias)
+        except ZymaseError as e:
+            raise _at_caller(e) from None
+        if spec.fast is not None:
+            self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
         return spec
 
     def specialization(self, *args):

@@ -19,7 +19,7 @@ import numpy as np
 from ..backends.registry import get_backend
 from ..driver.compile import compile_derivative
 from ..driver.request import Request
-from ..errors import UnsupportedError, ZymaseError
+from ..errors import UnsupportedError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments
 from ..frontend.source import python_function
 from ..ir.ops import AddF, DivF, Index, Load, MulF, Pow, SubF, TapePushArray, TapePushRef
@@ -92,7 +92,8 @@ def _report(fn, args, argnums, optimize_before_ad, options):
     opts = options_of(options)
     if not get_backend(opts.backend).capabilities.tape_counts:
         raise UnsupportedError(f"the {opts.backend!r} backend does not count tape slots "
-                               "(tape_report runs on backends that do, such as \"cpu\")")
+                               "(tape_report runs on backends that do, such as \"cpu\")",
+                               caller_loc())
     d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), optimize_before_ad, False), opts,
                            count_tape=True)
     flat = flat_args(d, args)

@@ -6,7 +6,6 @@ containers, ``None`` for non-float fields)."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 
 import numpy as np
@@ -14,7 +13,6 @@ import numpy as np
 from ..driver.signature import flat_leaves, is_inexact
 from ..errors import DifferentiationError, caller_loc
 from ..frontend.args import flatten_arg, param_template
-from ..frontend.source import get_source
 from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
 
 
@@ -49,33 +47,8 @@ def check_differentiable(args, nums, fn):
                 "active; pass a float)", caller_loc())
 
 
-def describe_kind(desc) -> str:
-    kind = desc[0]
-    if kind == "s":
-        return f"a {desc[1].np_dtype.name} scalar"
-    if kind == "a":
-        return "an array"
-    if kind == "t":
-        return "a tuple"
-    return "None" if desc[1] is None else repr(desc[1])
-
-
 def flat_args(d, args):
     return [v for a, t in zip(args, d.templates) for v in flatten_arg(a, t)]
-
-
-def flat_values(tpl, x):
-    return flatten_arg(x, tpl)
-
-
-def flatten_like(desc, x):
-    if desc[0] in ("s", "a"):
-        return [x]
-    if desc[0] == "t":
-        return [v for sub, item in zip(desc[1], x) for v in flatten_like(sub, item)]
-    if desc[0] == "r":
-        return [v for k, sub in desc[2].items() for v in flatten_like(sub, getattr(x, k))]
-    return []
 
 
 def gather_adjoints(d, nums, shadows, scalar_adjoints) -> dict:
@@ -93,14 +66,6 @@ def gather_adjoints(d, nums, shadows, scalar_adjoints) -> dict:
     return per_arg
 
 
-def has_float(a):
-    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a)))
-
-
-def inexact_type(t):
-    return (t.dtype if hasattr(t, "dtype") else t).is_inexact
-
-
 def rebuild(template, leaf_values: dict, prefix=()):
     """A value shaped like argument ``template`` from {leaf path: value} (None elsewhere)."""
     if isinstance(template, (Scalar, Array)):
@@ -116,55 +81,11 @@ def rebuild(template, leaf_values: dict, prefix=()):
     return None
 
 
-def result_leaves(desc, out=None):
-    """Flat (kind, type) of a result description (kind "s" scalar, "a" array)."""
-    if out is None:
-        out = []
-    if desc[0] == "s":
-        out.append(("s", desc[1]))
-    elif desc[0] == "a":
-        out.append(("a", desc[1]))
-    elif desc[0] == "t":
-        for x in desc[1]:
-            result_leaves(x, out)
-    elif desc[0] == "r":
-        for x in desc[2].values():
-            result_leaves(x, out)
-    return out
-
-
-def return_loc(fn):
-    src = get_source(fn)
-    for node in ast.walk(src.tree):
-        if isinstance(node, ast.Return) and node.value is not None:
-            return src.loc(node)
-    return src.loc(src.tree)
-
-
 def scalar_out(value, t):
     """A returned derivative scalar with the type of its primal (float32 in, float32 out)."""
     if t.is_complex:
         return complex(value) if t.bits == 128 else np.complex64(value)
     return float(value) if t.bits == 64 else np.float32(value)
-
-
-def tangent_result(d, tan_vals):
-    """Tangents shaped like the result (floats only; other leaves get None)."""
-    vals = iter(tan_vals)
-
-    def build(desc):
-        kind = desc[0]
-        if kind == "s":
-            return scalar_out(next(vals), desc[1]) if desc[1].is_inexact else None
-        if kind == "a":
-            return next(vals) if desc[1].dtype.is_inexact else None
-        if kind == "t":
-            return tuple(build(x) for x in desc[1])
-        if kind == "r":
-            return desc[1](**{k: build(x) for k, x in desc[2].items()})
-        return None
-
-    return build(d.result)
 
 
 def arg_template(x):

@@ -27,7 +27,6 @@ class Specializations:
         self.fn = python_function(fn)
         self.options = options
         self.compiled: dict = {}
-        self.plans: dict = {}  # per-signature call plans of grad (api/grad.py)
         self.lock = threading.Lock()
 
     def key(self, args, req: Request = PRIMAL, noalias: bool | None = None) -> tuple:

@@ -98,9 +98,13 @@ def keep_rules(c: Compilation) -> None:
     """Functions with a custom rule for this mode (and checkpointed helpers in reverse mode)
     keep ``noinline``; every other function may be inlined."""
     mode = c.request.mode
-    rule = {"fwd": "custom_jvp", "primal": None}.get(mode, "custom_vjp_fwd")
-    allow_inlining(c.module, keep=lambda f: rule in f.attrs or (
-        "checkpoint_call" in f.attrs and mode not in ("fwd", "primal")))
+    if mode == "primal":
+        allow_inlining(c.module)
+    elif mode == "fwd":
+        allow_inlining(c.module, keep=lambda f: "custom_jvp" in f.attrs)
+    else:
+        allow_inlining(c.module, keep=lambda f: "custom_vjp_fwd" in f.attrs or
+                       "checkpoint_call" in f.attrs)
 
 
 def optimize(c: Compilation) -> None:
@@ -159,18 +163,14 @@ def reverse(c: Compilation) -> None:
     follow a tape between calls); "rev-split" keeps no memory limit (``split`` needs the whole
     tape)."""
     req, opts = c.request, c.options
-    func = c.module[c.func]
+    how = {"disable": opts.disable, "memory_limit": opts.memory_limit, "lower": lower_library}
     if req.mode == "fwd-rev":
-        g = grad_function(c.module, func, c.flat_active, list(req.results),
-                          disable=opts.disable | {"snapshot"}, memory_limit=opts.memory_limit,
-                          split_calls=False, lower=lower_library)
+        how.update(disable=opts.disable | {"snapshot"}, split_calls=False)
     elif req.mode == "rev-split":
-        g = grad_function(c.module, func, c.flat_active, list(req.results),
-                          disable=opts.disable, lower=lower_library)
+        how.update(memory_limit=None)
     else:
-        g = grad_function(c.module, func, c.flat_active, list(req.results),
-                          keep_primal=req.primal, disable=opts.disable,
-                          memory_limit=opts.memory_limit, lower=lower_library)
+        how.update(keep_primal=req.primal)
+    g = grad_function(c.module, c.module[c.func], c.flat_active, list(req.results), **how)
     c.entries = [g.sym_name]
 
 

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import ZymaseOverflowError
+from ..errors import ZymaseOverflowError, caller_loc
 from ..frontend.args import param_template
 from ..frontend.typing import Array, PyObj, Scalar, Struct, Tup, type_key
 
@@ -32,7 +32,7 @@ def arg_key(x, where: str = "argument"):
     if k is not None:
         if t is int and not INT64_MIN <= x <= INT64_MAX:
             raise ZymaseOverflowError(f"{where} is {x}, which does not fit in a 64-bit integer "
-                                      "(compiled code computes with 64-bit ints)")
+                                      "(compiled code computes with 64-bit ints)", caller_loc())
         return k
     if t is np.ndarray:
         return (x.dtype, x.ndim, x.flags.c_contiguous)
