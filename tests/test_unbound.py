@@ -138,16 +138,7 @@ def test_local_shadowing_a_global_is_not_read_as_the_global():
 
 def final_ir(fn, *args) -> str:
     import io
-    import os
-    from contextlib import redirect_stderr
-    err = io.StringIO()
-    os.environ["ZYMASE_DUMP"] = "after:lifetime"
-    try:
-        with redirect_stderr(err):
-            zymase.jit(fn)(*args)
-    finally:
-        del os.environ["ZYMASE_DUMP"]
-    text = err.getvalue()
+    text = zymase.explain(fn, *args, stages=["lifetime"], file=io.StringIO())
     assert "after lifetime" in text
     return text
 

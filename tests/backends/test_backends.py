@@ -175,9 +175,9 @@ class _Counting(InterpBackend):
         owner = self
 
         class Counted(InterpExecutable):
-            def call(self, flat):
+            def call(self, flat, globals_=()):
                 owner.calls += 1
-                return super().call(flat)
+                return super().call(flat, globals_)
 
         artifact.entries = {name: Counted(module, name) for name in entries}
         return artifact

@@ -23,7 +23,7 @@ import ast
 import numpy as np
 
 from ..backends.registry import get_backend, register_backend
-from ..driver.cache import Specializations, shared
+from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
@@ -63,7 +63,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     ``fn`` must return a float scalar (or ``(scalar, aux)`` with ``has_aux=True``).  Returns
     ``(value, grad)``, or ``((value, aux), grad)``; ``grad`` is a tuple when ``argnums`` is.
     """
-    comp, plans = Specializations(fn, options_of(options)), {}
+    comp, plans = shared(fn, options_of(options)), {}
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
@@ -72,7 +72,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
                 out = _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=True)
                 if out is not None:
                     return out
-            return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, True)
+            return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
@@ -84,7 +84,8 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
 class _GradPlan:
     """What ``grad`` / ``value_and_grad`` of plain float/array arguments do on every call,
     worked out on the first (checks, positions, result types), so later calls only allocate
-    shadows and run the compiled code (through the C entry when it returns at most one float)."""
+    shadows and run the compiled code (through the C entry when its results are 64-bit floats
+    and ints)."""
 
     __slots__ = ("d", "nums", "arrays", "scalars", "seed", "single", "primal", "fast_ok")
 
@@ -95,9 +96,8 @@ class _GradPlan:
         self.scalars = [(i, d.templates[i].value.type) for i in d.flat_active
                         if i not in self.arrays]
         self.single = isinstance(argnums, int)
-        types = ([d.result[1]] if primal else []) + [t for _, t in self.scalars]
-        self.fast_ok = len(types) == 0 or (len(types) == 1 and types[0].bits == 64 and
-                                           not types[0].is_complex)
+        types = [d.result[1]] + [t for _, t in self.scalars]
+        self.fast_ok = all(t.bits == 64 and not t.is_complex for t in types)
 
     def __call__(self, args):
         self.d.check_distinct(args)
@@ -105,10 +105,10 @@ class _GradPlan:
         flat = list(args) + list(shadows.values()) + [self.seed]
         if self.fast_ok:
             out = self.d.call_fast(flat)
-            out = [] if out is None else [out]
+            out = [] if out is None else list(out) if type(out) is tuple else [out]
         else:
             out = self.d.call(flat)
-        rest = out[1:] if self.primal else out
+        rest = out[1:]
         shadows.update((i, scalar_out(v, t)) for (i, t), v in zip(self.scalars, rest))
         if self.single:
             g = shadows[self.d.flat_active[0]] if self.d.flat_active else None
@@ -128,11 +128,10 @@ def _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=False):
     if plan is None:
         if not all(type(a) in (float, int, bool, np.ndarray) for a in args):
             return None
-        value, g = _value_and_grad(comp, args, argnums, False, optimize_before_ad, primal)
+        value, g = _value_and_grad(comp, args, argnums, False, optimize_before_ad)
         nums = normalize_argnums(argnums, len(args), comp.fn)
-        req = Request("rev", nums, 1, (0,), optimize_before_ad, primal)
-        d = comp.get(args, req)
-        if d.n_flat_results != int(primal) or len(d.templates) != len(args) or \
+        d = comp.get(args, _request(nums, optimize_before_ad))
+        if d.n_flat_results != 1 or len(d.templates) != len(args) or \
                 sorted(set(nums)) != sorted(d.leaf_of[i][0] for i in d.flat_active) or \
                 len(nums) != len(set(nums)):
             plans[key] = False
@@ -141,6 +140,9 @@ def _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=False):
         return (value, g) if primal else g
     if plan is False:
         return None
+    if not plan.d.holds():  # a name the code read was rebound: look the derivative up again
+        del plans[key]
+        return _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal)
     return plan(args)
 
 
@@ -149,12 +151,17 @@ def _seed(d):
     return 1.0 if t.bits == 64 else t.np_dtype.type(1.0)  # a Python float takes the C entry
 
 
-def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_primal):
+def _request(nums, optimize_before_ad) -> Request:
+    """What ``grad`` and ``value_and_grad`` compile: one derivative that returns the value too
+    (computing it costs the forward sweep nothing), so the two share it."""
+    return Request("rev", nums, 1, (0,), optimize_before_ad, True)
+
+
+def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad):
     fn = comp.fn
     nums = normalize_argnums(argnums, len(args), fn)
     check_differentiable(args, nums, fn)
-    req = Request("rev", nums, 1, (0,), optimize_before_ad, keep_primal or has_aux)
-    d = comp.get(args, req)
+    d = comp.get(args, _request(nums, optimize_before_ad))
     desc = d.result
     scalar_desc = desc[1][0] if has_aux else desc
     if has_aux and desc[0] != "t":
@@ -180,10 +187,6 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, keep_prima
     return primal, g
 
 
-
-
-
-
 def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True, **options):
     """The gradient of scalar-valued ``fn`` with respect to ``argnums`` (reverse mode).
 
@@ -200,7 +203,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
     and stage names, for ablations), ``memory_limit`` (bytes of tape: checkpointing),
     ``backend`` (``"cpu"``, the default, or ``"interp"``; see ``zymase.backends``).
     """
-    comp, plans = Specializations(fn, options_of(options)), {}
+    comp, plans = shared(fn, options_of(options)), {}
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
@@ -209,7 +212,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
                 g = _plain_grad(comp, plans, args, argnums, optimize_before_ad)
                 if g is not None:
                     return g
-            value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad, False)
+            value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
         return (g, value[1]) if has_aux else g

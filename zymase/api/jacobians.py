@@ -13,7 +13,7 @@ import dataclasses
 
 import numpy as np
 
-from ..driver.cache import Specializations, shared
+from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import flat_leaves, is_inexact, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
@@ -137,20 +137,22 @@ class _Forward:
         self.shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active
                         if isinstance(flat[i], np.ndarray)}
         d.check_distinct(flat)
-        res = d.entry.call(list(flat) + list(self.shadows.values()))
+        self.outer = d.outer(flat)
+        res = d.entry.call(list(flat) + list(self.shadows.values()), self.outer)
         n = d.n_flat_results
         self.results, self.residuals = res[:n], res[n:-2]
         self.buf, self.pos = res[-2], res[-1]
         # the arguments as the forward run left them (the adjoint reads them): the caller may
         # change its arrays before calling the pullback
         self.flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
+        self.outer = [np.array(x) for x in self.outer]  # global arrays too
 
     def adjoint(self, primals, nums, ct):
         d = self.d
         seeds = _seeds(d, ct)
         buf, self.buf = self.buf, 0
         out = d.adjoint.call(self.flat + list(self.shadows.values()) + seeds + self.residuals
-                             + [buf, self.pos])
+                             + [buf, self.pos], self.outer)
         per_arg = gather_adjoints(d, nums, self.shadows, out)
         return tuple(rebuild(d.templates[k], per_arg[k]) if k in per_arg else None
                      for k in range(len(primals)))
@@ -197,7 +199,7 @@ def _pullback(d, flat, primals, nums, ct):
 
 def jacfwd(fn, argnums=0, **options):
     """The Jacobian by forward mode: shape ``out.shape + x.shape`` (one argument)."""
-    comp = Specializations(fn, options_of(options))
+    comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)
@@ -357,7 +359,7 @@ jacobian = jacrev
 
 def hvp(fn, argnums=0, **options):
     """``hvp(f)(x, v)`` = H(x) v, the Hessian-vector product, by forward mode over reverse."""
-    comp = Specializations(fn, options_of(options))
+    comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         *primals, v = args
@@ -399,7 +401,7 @@ def _hvp(comp, primals, argnums, vs):
 
 def hessian(fn, argnums=0, **options):
     """The Hessian of scalar ``fn`` with respect to one argument (forward over reverse)."""
-    comp = Specializations(fn, options_of(options))
+    comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
         args = call_arguments(comp.fn, args, kwargs)

@@ -17,7 +17,7 @@ import functools
 import sys
 
 from ..backends.registry import get_backend, register_backend
-from ..driver.cache import Specializations
+from ..driver.cache import shared
 from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars
@@ -32,8 +32,9 @@ class JitFunction(functools.partial):
     """A Python function compiled on first call for each argument signature.
 
     On the CPU backend calls go straight to machine code (``backends/cpu/dispatch.py``): the
-    newest specialization checks its own argument types in C and falls back to ``_call`` for
-    anything else.  Specializations are kept in a ``driver.cache.Specializations``.
+    newest specialization checks its own argument types (and the globals its code read) in C and
+    falls back to ``_call`` for anything else.  Specializations are kept in the process's one
+    cache (``driver.cache.shared``), shared with every other transform of the function.
     """
 
     def __new__(cls, fn, options: Options):
@@ -49,8 +50,7 @@ class JitFunction(functools.partial):
         self.py_func = python_function(fn)
         self.__zymase_fn__ = self.py_func
         self.options = options
-        self._cache = Specializations(self.py_func, options)
-        self._specs = self._cache.compiled
+        self._cache = shared(self.py_func, options)
         functools.update_wrapper(self, self.py_func)
 
     def __repr__(self):
@@ -73,11 +73,12 @@ class JitFunction(functools.partial):
             raise _at_caller(e) from None
         # arrays inside containers count too
         noalias = only_scalars(args) or arrays_disjoint(args)
-        spec = self._specs.get((key, PRIMAL, noalias))
+        spec = self._cache.find((key, PRIMAL, noalias))
         if spec is None:
             spec = self._compile(args, key, noalias)
-        elif spec.fast is not None and self._dispatcher.current != (key, noalias):
-            self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
+        elif spec.fast is not None and \
+                self._dispatcher.current != ((key, noalias), id(spec.captures)):
+            self._install(key, noalias, spec)
         try:
             return spec(args)
         except ZymaseError as e:
@@ -89,15 +90,18 @@ class JitFunction(functools.partial):
         except ZymaseError as e:
             raise _at_caller(e) from None
         if spec.fast is not None:
-            self._dispatcher.install((key, noalias), spec.fast, _raiser(spec))
+            self._install(key, noalias, spec)
         return spec
+
+    def _install(self, key, noalias, spec) -> None:
+        self._dispatcher.install((key, noalias), spec.fast, _raiser(spec), spec.captures)
 
     def specialization(self, *args):
         """The compiled specialization for these arguments, one per parameter (compiling it
         if needed)."""
         key = tuple(arg_key(a) for a in args)
         noalias = arrays_disjoint(args)
-        return self._specs.get((key, PRIMAL, noalias)) or self._compile(args, key, noalias)
+        return self._cache.find((key, PRIMAL, noalias)) or self._compile(args, key, noalias)
 
 
 def _at_caller(e: ZymaseError) -> ZymaseError:

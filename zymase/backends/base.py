@@ -16,6 +16,9 @@ The calling convention (the same for every backend):
 * results: a list with one value per IR result: Python ``float`` for ``f64`` (``np.float32``
   for ``f32``), ``int``, ``bool``, ``complex``, and NumPy arrays (a returned view of an argument
   stays a view of it);
+* globals: ``call(flat, globals)`` also takes the arrays the module reads by reference
+  (``array.global {slot}``: global and closure arrays, in slot order), checked by the caller to
+  have the types the code was compiled for; compiled code never writes them;
 * errors: a failed run-time check raises the zymase exception of its kind (``IndexError`` ->
   ``ZymaseIndexError`` ...) naming the user's file and line.
 
@@ -71,8 +74,9 @@ class Executable(ABC):
     fast: int | None = None  # address of a C entry (``Capabilities.fast_calls``), or None
 
     @abstractmethod
-    def call(self, flat: list) -> list:
-        """Run on one value per IR argument; one value per IR result."""
+    def call(self, flat: list, globals_: list = ()) -> list:
+        """Run on one value per IR argument (and the arrays ``array.global`` reads); one value
+        per IR result."""
 
     def refuse_read_only(self, flat: list) -> None:
         """Refuse a read-only array where the code writes (a bytes buffer, a read-only mapping:
@@ -173,8 +177,8 @@ class PyDispatcher:
         self.builtin = fallback
         self.current = None
 
-    def install(self, key, entry_address: int, raiser) -> None:
-        self.current = key
+    def install(self, key, entry_address: int, raiser, captures=None) -> None:
+        self.current = (key, id(captures))
 
 
 @dataclass

@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 from ..backends.registry import get_backend
-from ..frontend.source import captured_digests, captured_unchanged
+from ..frontend.captures import describe_all, restore_all
 from ..frontend.typing import flatten
 from ..ir.ops import TapePushRef
 from ..options import Options
 from . import disk_cache
-from .compiled import Derivative, Specialization
+from .compiled import Derivative, Specialization, fast_results
 from .pipeline import Compilation, Dump, env_dump, run_stages
 from .request import PRIMAL, Request
 from .signature import describe_result, plain_result, templates
@@ -26,29 +26,37 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
     if options.cache and key is not None and dump is None and \
             backend.capabilities.disk_cache:
         ident = disk_cache.entry_key(fn, (key, noalias), options, backend)
-        payload = disk_cache.load(ident, backend,
-                                  lambda p: captured_unchanged(fn, p["captured"]))
+        found = {}
+        payload = disk_cache.load(ident, backend, lambda p: _restored(fn, p, found))
         if payload is not None:
             artifact = backend.load(payload["artifact"])
-            return _specialization(artifact, payload["entry"], tpls, payload["result"], None)
+            return _specialization(artifact, payload["entry"], tpls, payload["result"], None,
+                                   found["captures"])
     c = run_stages(Compilation(fn, tpls, options, PRIMAL, backend, noalias, dump=dump))
     spec = _specialization(c.artifact, c.entries[0], tpls, describe_result(c.result), c.module,
-                           plain_result(c.result))
+                           c.captures, plain_result(c.result))
     if ident is not None:
-        # constants read from globals and closures are checked on load (never stale code);
-        # code that read one without a digest is not kept
-        captured = captured_digests(fn, c.functions)
+        # what the code read from outside is checked on load (never stale code); code that
+        # read something that cannot be found or checked in another process is not kept
+        captures = describe_all(c.captures, fn)
         saved = c.artifact.save()
-        if captured is not None and saved is not None:
+        if captures is not None and saved is not None:
             disk_cache.store(ident, backend, {"artifact": saved, "entry": c.entries[0],
-                                    "result": spec.result, "captured": captured}, c.functions)
+                                    "result": spec.result, "captures": captures}, c.functions)
     return spec
 
 
-def _specialization(artifact, name, tpls, result, module, plain=True) -> Specialization:
+def _restored(fn, payload, found) -> bool:
+    """Whether an entry's captures hold in this process (kept in ``found``)."""
+    found["captures"] = restore_all(fn, payload["captures"])
+    return found["captures"] is not None
+
+
+def _specialization(artifact, name, tpls, result, module, captures, plain=True):
     entry = artifact.entry(name)
     fast = entry.fast if plain else None
-    return Specialization(entry, tpls, result, module, artifact.listings.get("llvm", ""), fast)
+    return Specialization(entry, tpls, result, module, artifact.listings.get("llvm", ""), fast,
+                          captures)
 
 
 def compile_derivative(fn, args, req: Request, options: Options, count_tape: bool = False,
@@ -62,10 +70,11 @@ def compile_derivative(fn, args, req: Request, options: Options, count_tape: boo
     if options.cache and key is not None and dump is None and not count_tape and \
             backend.capabilities.disk_cache:
         ident = disk_cache.entry_key(fn, (key, req), options, backend)
-        payload = disk_cache.load(ident, backend,
-                                  lambda p: captured_unchanged(fn, p["captured"]))
+        found = {}
+        payload = disk_cache.load(ident, backend, lambda p: _restored(fn, p, found))
         if payload is not None:
-            return _derivative(backend, backend.load(payload["artifact"]), tpls, payload["d"])
+            return _derivative(backend, backend.load(payload["artifact"]), tpls, payload["d"],
+                               found["captures"])
     c = run_stages(Compilation(fn, tpls, options, req, backend, count_tape=count_tape,
                                dump=dump))
     n_res = len(flatten(c.result)) if c.result is not None else 0
@@ -75,13 +84,13 @@ def compile_derivative(fn, args, req: Request, options: Options, count_tape: boo
              "flat_active": list(c.flat_active), "leaf_of": sorted(c.leaf_of.items()),
              "n_flat_args": c.n_flat_args, "n_flat_results": n_res,
              "written": list(c.written), "keeps_refs": keeps_references(c.module)}
-    d = _derivative(backend, c.artifact, tpls, facts, c.module)
+    d = _derivative(backend, c.artifact, tpls, facts, c.captures, c.module)
     if ident is not None:
-        captured = captured_digests(fn, c.functions)
+        captures = describe_all(c.captures, fn)
         saved = c.artifact.save()
-        if captured is not None and saved is not None:
+        if captures is not None and saved is not None:
             disk_cache.store(ident, backend, {"artifact": saved, "d": facts,
-                                              "captured": captured}, c.functions)
+                                              "captures": captures}, c.functions)
     return d
 
 
@@ -91,22 +100,26 @@ def keeps_references(module) -> bool:
     return any(isinstance(op, TapePushRef) for op in module.walk())
 
 
-def _derivative(backend, artifact, tpls, facts, module=None) -> Derivative:
+def _derivative(backend, artifact, tpls, facts, captures, module=None) -> Derivative:
     names = facts["entries"]
     entry = artifact.entry(names[0])
     adjoint = artifact.entry(names[1]) if len(names) > 1 else None
-    fast = _fast_caller(backend, entry) if entry.fast is not None else None
-    return Derivative(entry, tpls, facts["result"], list(facts["flat_active"]),
-                      {int(k): (v[0], tuple(v[1])) for k, v in facts["leaf_of"]}, module,
-                      names[0], facts["n_flat_args"], facts["n_flat_results"], fast, adjoint,
-                      tuple(facts["written"]), artifact, facts["keeps_refs"])
+    d = Derivative(entry, tpls, facts["result"], list(facts["flat_active"]),
+                   {int(k): (v[0], tuple(v[1])) for k, v in facts["leaf_of"]}, module,
+                   names[0], facts["n_flat_args"], facts["n_flat_results"], None, adjoint,
+                   tuple(facts["written"]), artifact, facts["keeps_refs"], captures)
+    if entry.fast is not None:
+        d.fast = _fast_caller(backend, d)
+    return d
 
 
-def _fast_caller(backend, entry):
+def _fast_caller(backend, d: Derivative):
     """A dispatcher whose builtin runs this derivative's fast C entry."""
+    entry = d.entry
+
     def raise_error(err_id, a, b):
         raise entry.error(err_id, a, b).with_traceback(None)
 
-    disp = backend.dispatcher(lambda *args: (entry.call(list(args)) or [None])[0])
-    disp.install("only", entry.fast, raise_error)
+    disp = backend.dispatcher(lambda *args: fast_results(d.call(list(args))))
+    disp.install("only", entry.fast, raise_error, d.captures)
     return disp

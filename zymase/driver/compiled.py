@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Executable
-from ..errors import DifferentiationError, caller_loc
+from ..errors import DifferentiationError, UnsupportedError, caller_loc
 from ..frontend.args import flatten_arg
 from .signature import rebuild_result
 
@@ -25,11 +25,16 @@ class Specialization:
     module: Any  # the optimized IR (None when loaded from the disk cache)
     llvm_ir: str  # the backend's listing ("" when it has none)
     fast: int | None = None  # address of the fast C entry, when this signature has one
+    captures: Any = None  # what the code read from outside its arguments (frontend/captures.py)
 
     def __call__(self, args):
         flat = [v for a, t in zip(args, self.templates) for v in flatten_arg(a, t)]
-        out = self.entry.call(flat)
+        out = self.entry.call(flat, outer_arrays(self.captures, flat, self.entry.written))
         return rebuild_result(self.result, out)
+
+    def holds(self) -> bool:
+        """Whether the names the code read still hold what it was compiled for."""
+        return self.captures is None or self.captures.holds()
 
 
 @dataclass
@@ -51,6 +56,15 @@ class Derivative:
     written: tuple = ()  # reverse modes: flat argument positions the primal writes
     artifact: Any = None  # the backend's artifact (tape counters, listings)
     keeps_refs: bool = False  # the tape holds arrays by reference (compile.keeps_references)
+    captures: Any = None  # what the code read from outside its arguments (frontend/captures.py)
+
+    def holds(self) -> bool:
+        """Whether the names the code read still hold what it was compiled for."""
+        return self.captures is None or self.captures.holds()
+
+    def outer(self, flat: list) -> list:
+        """The arrays the code reads by reference, for a call on ``flat``."""
+        return outer_arrays(self.captures, flat, self.written)
 
     def check_distinct(self, flat: list, shadows: dict | None = None) -> None:
         """Reverse mode is compiled for arrays that do not share memory: a value the adjoint
@@ -81,15 +95,37 @@ class Derivative:
         return f"argument {pos}" + "".join(f"[{p!r}]" for p in path)
 
     def call(self, flat: list) -> list:
-        return self.entry.call(flat)
+        return self.entry.call(flat, self.outer(flat))
 
     def call_fast(self, flat: list):
-        """For derivatives with no result or one float/int result (returned as a Python
-        object): the C entry that checks argument types itself, else the general path."""
+        """For derivatives with float/int results only: the C entry that checks argument
+        types itself, else the general path.  Returns None, the one result, or a tuple."""
         if self.fast is None:
-            out = self.entry.call(flat)
-            return out[0] if out else None
+            return fast_results(self.call(flat))
         return self.fast.builtin(*flat)
+
+
+def fast_results(out: list):
+    """Results as the fast C entry returns them: None, the one result, or a tuple."""
+    return None if not out else out[0] if len(out) == 1 else tuple(out)
+
+
+def outer_arrays(captures, flat: list, written) -> list:
+    """The arrays bound now to the names the code reads by reference; refused when one of them
+    shares memory with an argument the code writes (the code assumes they are distinct)."""
+    if not captures or not captures.n_slots:
+        return []
+    arrays = captures.arrays()
+    for k in written:
+        x = flat[k] if k < len(flat) else None
+        if isinstance(x, np.ndarray):
+            for c, g in zip([c for c in captures.items if c.slot is not None], arrays):
+                if _overlap(x, g):
+                    raise UnsupportedError(
+                        f"the global array {c.where()} shares memory with an array argument "
+                        "that the function writes: compiled code assumes they are distinct "
+                        "(pass a copy, or pass the array once as an argument)", caller_loc())
+    return arrays
 
 
 def _overlap(x, y) -> bool:

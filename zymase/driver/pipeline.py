@@ -63,6 +63,7 @@ class Compilation:
     func: str = ""  # the primal's entry function
     result: Any = None  # template of the value it returns
     functions: list = field(default_factory=list)  # the Python functions compiled
+    captures: Any = None  # what they read from outside their arguments (frontend/captures.py)
     # AD
     flat_active: list = field(default_factory=list)
     leaf_of: dict = field(default_factory=dict)
@@ -89,6 +90,8 @@ def lower(c: Compilation) -> None:
     if c.noalias:
         func.attrs["noalias"] = True
     c.module, c.func = ml.module, func.sym_name
+    c.captures = ml.captures
+    c.module.meta["captures"] = ml.captures.layout()
     c.result = next(spec[1] for spec in ml.specs.values() if spec[0] == func.sym_name)
     c.functions = [k[0] for k in ml.specs]
     c.entries = [func.sym_name]
@@ -111,9 +114,10 @@ def optimize(c: Compilation) -> None:
     run_pipeline(c.module, PIPELINE, disable=c.options.disable, dump=c.dump)
     writes = constant_writes(c.module)
     if writes:
-        raise UnsupportedError("writing into a NumPy array captured from a global or closure "
-                               "variable is not supported: zymase compiles it as a constant "
-                               "(pass the array as an argument)", writes[0].loc)
+        raise UnsupportedError("writing into a NumPy array read from a global or closure "
+                               "variable is not supported: compiled code reads such arrays "
+                               "but does not write them (pass the array as an argument)",
+                               writes[0].loc)
 
 
 def optimize_before_ad(c: Compilation) -> None:

@@ -14,6 +14,7 @@ from ..ir.core import Func, Loc, Module, Value
 from ..ir.ops import Return
 from ..ir.types import I64
 from . import scan
+from .captures import Captures
 from .lower.calls import BoundMethod
 from .lower.stmts import FunctionLowerer
 from .numpy.copies import check_reshape_copies
@@ -30,6 +31,7 @@ class ModuleLowerer:
         self.specs: dict = {}  # key -> (func name, result template)
         self.in_progress: dict = {}  # key -> [name, guessed result, used?]
         self.names: set[str] = set()
+        self.captures = Captures()  # what the functions read from outside their arguments
 
     def lower_entry(self, fn, params) -> Func:
         name, _ = self.specialize(fn, params, None, entry=True)

@@ -6,6 +6,7 @@ import ast
 import inspect
 import linecache
 import textwrap
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,14 +19,18 @@ from .desugar import desugar
 class Source:
     """A parsed Python function: its ``ast.FunctionDef`` and where its text lives."""
 
-    fn: Any  # the Python function
+    ref: Any  # the Python function, weakly (a dropped function frees what was kept of it)
     tree: ast.FunctionDef
     file: str
     line0: int  # line number of the source's first line, minus one
     col0: int  # columns removed by dedent
     globals: dict
     closure: dict
-    captured: dict = field(default_factory=dict)  # free name -> value read as a constant
+    cells: dict = field(default_factory=dict)  # closure name -> its cell
+
+    @property
+    def fn(self):
+        return self.ref()
 
     def loc(self, node: ast.AST) -> Loc:
         line = getattr(node, "lineno", 1)
@@ -33,15 +38,16 @@ class Source:
         return Loc(self.file, line + self.line0, col + self.col0 + 1, self.tree.name)
 
     def lookup(self, name: str):
-        """A free name's value at compile time: closure first, then globals, then builtins.
-        Values other than functions, modules and classes are recorded in ``captured`` (the
-        disk cache checks them before reusing code compiled with them)."""
+        """A free name's value now: closure first, then globals, then builtins (what compiled
+        code read is recorded by the lowering: ``captures.py``)."""
+        if name in self.cells:  # the cell's value now (a Source outlives compilations)
+            try:
+                self.closure[name] = self.cells[name].cell_contents
+            except ValueError:
+                pass
         for scope in (self.closure, self.globals):
             if name in scope:
-                value = scope[name]
-                if not callable(value) and not inspect.ismodule(value):
-                    self.captured[name] = value
-                return value
+                return scope[name]
         builtins = self.globals.get("__builtins__", __builtins__)
         if isinstance(builtins, dict):
             if name in builtins:
@@ -50,8 +56,16 @@ class Source:
             return getattr(builtins, name)
         raise KeyError(name)
 
+    def resolve(self, name: str):
+        """``(value, namespace)`` of a free name: the namespace is the closure cell or the
+        globals dict it was found in (None for a builtin)."""
+        value = self.lookup(name)
+        if name in self.cells:
+            return value, self.cells[name]
+        return value, self.globals if name in self.globals else None
 
-_CACHE: dict[Any, Source] = {}
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Source
 
 
 def python_function(fn):
@@ -80,14 +94,19 @@ def get_source(fn) -> Source:
         fdef, line0, col0 = _lambda_def(fn, code, file), 0, 0
     else:
         fdef, line0, col0 = _def(fn, file)
-    closure = {}
+    closure, cells = {}, {}
     if fn.__closure__:
         for name, cell in zip(code.co_freevars, fn.__closure__):
             try:
                 closure[name] = cell.cell_contents
+                cells[name] = cell
             except ValueError:
                 pass
-    src = Source(fn, fdef, file, line0, col0, fn.__globals__, closure)
+    try:
+        ref = weakref.ref(fn)
+    except TypeError:
+        ref = (lambda f: lambda: f)(fn)
+    src = Source(ref, fdef, file, line0, col0, fn.__globals__, closure, cells)
     desugar(src)  # comprehensions and loop `else` as plain loops
     _CACHE[fn] = src
     return src
@@ -163,60 +182,3 @@ def _indent(text: str) -> int:
         if line.strip():
             return len(line) - len(line.lstrip())
     return 0
-
-
-def captured_digests(entry_fn, functions) -> list | None:
-    """(module, qualname, name, digest) for every value the compiled ``functions`` read from
-    globals or closures, or None when one of them cannot be checked in a later process (a
-    value without a digest, or a function nested in another that captured one)."""
-    out = []
-    for fn in functions:
-        src = get_source(fn)
-        for name, value in src.captured.items():
-            d = value_digest(value)
-            if d is None or (fn is not entry_fn and "<locals>" in fn.__qualname__):
-                return None
-            out.append((fn.__module__, fn.__qualname__, name, d))
-    return out
-
-
-def captured_unchanged(entry_fn, digests) -> bool:
-    """Whether every recorded value still has its digest (the entry function's own names are
-    read from it; other functions are found by module and qualified name)."""
-    import sys
-    for module, qualname, name, digest in digests:
-        fn = entry_fn if (module, qualname) == (entry_fn.__module__, entry_fn.__qualname__) \
-            else _find(sys.modules.get(module), qualname)
-        if fn is None:
-            return False
-        closure = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in
-                                                     fn.__closure__ or ())))
-        scope = closure if name in closure else fn.__globals__
-        if name not in scope or value_digest(scope[name]) != digest:
-            return False
-    return True
-
-
-def _find(module, qualname):
-    obj = module
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return python_function(obj) if obj is not None else None
-
-
-def value_digest(v) -> str | None:
-    """A stable digest of a constant a function captured, or None when there is none."""
-    import hashlib
-
-    import numpy as np
-    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
-        return repr((type(v).__name__, v))
-    if isinstance(v, np.generic):
-        return repr((v.dtype.str, v.item()))
-    if isinstance(v, np.ndarray):
-        h = hashlib.sha256(np.ascontiguousarray(v).tobytes())
-        return repr((v.dtype.str, v.shape, h.hexdigest()))
-    if isinstance(v, tuple):
-        parts = [value_digest(x) for x in v]
-        return None if None in parts else repr(tuple(parts))
-    return None

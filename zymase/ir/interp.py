@@ -96,9 +96,10 @@ def run(module: Module, func_name: str, *args: Any) -> Any:
 class Interpreter:
     """Runs the functions of one module; caches constants per op."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, globals_: Sequence = ()):
         self.module = module
         self.constants: dict[Op, Any] = {}
+        self.globals = list(globals_)  # the arrays ``array.global`` reads, by slot
 
     def call(self, func_name: str, args: list) -> list:
         """The results of ``func_name`` applied to already-converted ``args``."""
@@ -388,6 +389,12 @@ def _array_const(frame: Frame, op: Op, args: list) -> Sequence:
     return (cache[op],)
 
 
+def _array_global(frame: Frame, op: Op, args: list) -> Sequence:
+    view = frame.interp.globals[op.attrs["slot"]].view()
+    view.flags.writeable = False  # never written (the frontend refuses it)
+    return (view,)
+
+
 def _dim(frame: Frame, op: Op, args: list) -> Sequence:
     return (np.int64(args[0].shape[op.attrs["axis"]]),)
 
@@ -568,7 +575,8 @@ HANDLERS: dict[type[Op], Handler] = {
     ops.Constant: _constant, ops.CmpF: _compare, ops.CmpI: _compare,
     ops.Select: _select, ops.Cast: _cast,
     ops.For: _for, ops.While: _while, ops.If: _if,
-    ops.Alloc: _alloc, ops.ArrayConst: _array_const, ops.Dim: _dim,
+    ops.Alloc: _alloc, ops.ArrayConst: _array_const,
+    ops.ArrayGlobal: _array_global, ops.Dim: _dim,
     ops.Stride: _stride, ops.Load: _load, ops.Store: _store,
     ops.Subview: _subview, ops.Broadcast: _broadcast, ops.Transpose: _transpose,
     ops.Reshape: _reshape,

@@ -334,7 +334,8 @@ def _dim(op: Op) -> bool:
         replace_op(op, [src.operands[1 + k]])
     elif isinstance(src, ops.Subview):  # dim(subview(a, .., (size, step)...), k) -> size[k]
         replace_op(op, [src.parts()[1][k][0]])
-    elif isinstance(src, ops.ArrayConst):  # dim of a constant array -> its size
+    elif isinstance(src, ops.ArrayConst) and not isinstance(src, ops.ArrayGlobal):
+        # dim of a constant array -> its size (a global's shape is known at call time only)
         replace_op(op, [_const(op, np.shape(src.attrs["data"])[k], op.result.type)])
     elif isinstance(src, ops.Relayout):  # dim(relayout(a), k) -> dim(a, k)
         op.set_operand(0, src.operands[0])

@@ -26,7 +26,8 @@ _free.restype = None
 
 class Context(ctypes.Structure):
     _fields_ = [("err_id", ctypes.c_int64), ("err_a", ctypes.c_int64), ("err_b", ctypes.c_int64),
-                ("arena", ctypes.c_void_p), ("len", ctypes.c_int64), ("cap", ctypes.c_int64)]
+                ("arena", ctypes.c_void_p), ("len", ctypes.c_int64), ("cap", ctypes.c_int64),
+                ("globals", ctypes.c_void_p)]  # llvm/types.py: CTX_GLOBALS
 
 
 class _Owner:
@@ -110,7 +111,7 @@ class EntryPoint(Executable):
             ctx = self._local.ctx = Context()
         return ctx
 
-    def call(self, args: list) -> list:
+    def call(self, args: list, globals_: list = ()) -> list:
         self.refuse_read_only(args)
         flat = []
         for conv, a in zip(self.convert, args):
@@ -127,6 +128,10 @@ class EntryPoint(Executable):
                 flat.append(v)
         ctx = self._ctx()
         rets = self.slot_type()
+        if globals_:  # the table of array objects (kept alive by ``globals_`` for the call)
+            table = (ctypes.c_void_p * len(globals_))(*map(id, globals_))
+            ctx.globals = ctypes.addressof(table)
+            args = list(args) + list(globals_)  # a returned view of one stays a view
         status = self.cfunc(ctypes.addressof(ctx), ctypes.addressof(rets), *flat)
         if status:
             self._release(ctx, set())

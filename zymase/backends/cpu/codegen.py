@@ -29,7 +29,8 @@ def generate(module: Module, entry: str, fastmath: bool = False, counting: bool 
     if pyentry.supported(func):
         me.globals.append(pyentry.declarations())
         me.funcs.append(pyentry.fast_entry_ir(func, bool(func.attrs.get("noalias")),
-                                              written_arguments(func, module)))
+                                              written_arguments(func, module),
+                                              module.meta.get("captures", ())))
         fast = f"zy.fast.{entry}"
     if counting:
         module.meta["tape_sites"] = me.sites

@@ -1,10 +1,11 @@
 """The call path of a ``JitFunction`` without a Python frame.
 
 A ``JitFunction`` is a ``functools.partial`` of one C builtin, the trampoline.  The trampoline
-reads the *current* specialization's state ``{fast entry, fallback, raiser}`` through a capsule
-and jumps to its fast entry (``backends/llvm/pyentry.py``).  The fast entry checks the argument
-types itself; on a mismatch it calls ``fallback(*args)`` (the general path, which may compile a
-new specialization and make it current), and when the body raised it calls ``raiser``.
+reads the *current* specialization's state ``{fast entry, fallback, raiser, guards}`` through a
+capsule and jumps to its fast entry (``pyentry.py``).  The fast entry checks the argument types
+(and what the code read from globals: ``guards``) itself; on a mismatch it calls
+``fallback(*args)`` (the general path, which may compile a new specialization and make it
+current), and when the body raised it calls ``raiser``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _dispatch_code():
 
 class State(ctypes.Structure):
     _fields_ = [("entry", ctypes.c_void_p), ("fallback", ctypes.py_object),
-                ("raiser", ctypes.py_object)]
+                ("raiser", ctypes.py_object), ("guards", ctypes.c_void_p)]
 
 
 class Dispatcher:
@@ -51,10 +52,15 @@ class Dispatcher:
         self.builtin, self._mdef = builtin_function(code.address("zy.trampoline"), "zymase",
                                                     self._capsule)
 
-    def install(self, key, entry_address: int, raiser) -> None:
-        """Make a specialization's fast entry the one tried first (``key`` names it)."""
+    def install(self, key, entry_address: int, raiser, captures=None) -> None:
+        """Make a specialization's fast entry the one tried first (``key`` names it;
+        ``captures``: what its code read from outside, checked by the entry on each call).
+        ``current`` becomes ``(key, id(captures))``."""
+        key = (key, id(captures))
         st = self._by_key.get(key)
         if st is None:  # states stay alive: a running call may still use an old one
-            st = self._by_key[key] = State(entry_address, self._fallback, raiser)
+            st = self._by_key[key] = State(entry_address, self._fallback, raiser,
+                                           captures.table() if captures else None)
+            st.captures = captures  # keeps the guard table alive
         self._cell.value = ctypes.addressof(st)
         self.current = key

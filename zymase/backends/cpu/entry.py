@@ -13,9 +13,7 @@ from __future__ import annotations
 from ...ir.core import Func
 from ...ir.types import ArrayType
 from ..llvm.emit import result_type, symbol
-from ..llvm.types import array_struct, ltype
-
-PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES = 16, 32, 40
+from ..llvm.types import PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES, array_struct, ltype
 
 
 def c_params(t) -> list[str]:

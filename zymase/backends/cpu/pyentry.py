@@ -4,14 +4,21 @@ call path.
     PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames)
 
-``state`` is ``{fast entry, fallback, raiser}`` (see ``runtime/dispatch.py``).  It checks that
+``state`` is ``{fast entry, fallback, raiser, guards}`` (see ``dispatch.py``).  It checks that
 every argument has exactly the type this specialization was compiled for (Python
 float/int/bool by type pointer, NumPy arrays by type, descriptor, rank and C-contiguity, and for
 ``noalias`` specializations that contiguous arrays do not overlap), unboxes them, releases the
 GIL around the compiled body, and boxes a float/int/bool/None result.  When the arguments do not
 match, or come with keywords (``METH_FASTCALL | METH_KEYWORDS``), it returns
 ``fallback(*args, **kwargs)`` (the general path, which compiles what is missing); when the
-body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.  Python
+body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.
+
+Before unboxing it checks what the code read from outside its arguments
+(``frontend/captures.py``): ``guards`` holds ``(namespace, key, expected)`` object pointers per
+capture; a name compiled in as a constant must still hold ``expected`` (else the general path
+decides: an equal number, or a recompile), and an array read by reference is looked up, checked
+like an argument (and, where the code writes arguments, to share no memory with them) and put in
+the call's table of global arrays (``ctx + CTX_GLOBALS``).  Python
 objects it needs are referenced through symbols bound at load time
 (``python_symbols``), so its object code can be cached on disk.
 """
@@ -25,23 +32,36 @@ import numpy as np
 from ...ir.core import Func
 from ...ir.types import F64, I1, I64, ArrayType
 from ..llvm.emit import result_type, symbol
-from ..llvm.types import array_struct, ltype
-from .entry import PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES
+from ..llvm.types import (
+    CTX_BYTES,
+    CTX_GLOBALS,
+    PYARRAY_DATA,
+    PYARRAY_DIMS,
+    PYARRAY_STRIDES,
+    array_struct,
+    ltype,
+)
 
 PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
 NPY_C_CONTIGUOUS = 1
 NPY_WRITEABLE = 0x0400
 API = ("PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_AsLongLong", "PyErr_Occurred",
        "PyErr_Clear", "Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread",
-       "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer")
+       "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer", "PyDict_GetItem",
+       "PyTuple_New", "PyTuple_SetItem")
+
+
+MAX_RESULTS = 8
 
 
 def supported(func: Func) -> bool:
-    """Can this entry use the fast path? (scalar/array parameters, at most one f64/i64/i1 result)"""
+    """Can this entry use the fast path? (scalar/array parameters, f64/i64/i1 results: one is
+    returned as it is, several as a tuple)"""
     for t in func.arg_types:
         if not (isinstance(t, ArrayType) or t in (F64, I64, I1)):
             return False
-    return len(func.result_types) <= 1 and all(t in (F64, I64, I1) for t in func.result_types)
+    return len(func.result_types) <= MAX_RESULTS and \
+        all(t in (F64, I64, I1) for t in func.result_types)
 
 
 def python_symbols() -> dict[str, int]:
@@ -69,6 +89,9 @@ def declarations() -> str:
               "declare void @zy.py.PyEval_RestoreThread(ptr)",
               "declare ptr @zy.py.PyObject_Vectorcall(ptr, ptr, i64, ptr)",
               "declare ptr @zy.py.PyObject_CallFunction(ptr, ptr, ...)",
+              "declare ptr @zy.py.PyDict_GetItem(ptr, ptr)",
+              "declare ptr @zy.py.PyTuple_New(i64)",
+              "declare i32 @zy.py.PyTuple_SetItem(ptr, i64, ptr)",
               '@zy.py.fmt_err = private unnamed_addr constant [4 x i8] c"LLL\\00"']
     return "\n".join(decls)
 
@@ -91,25 +114,34 @@ class _Gen:
         return self.v(f"load {ty}, ptr {self.v(f'getelementptr i8, ptr {obj}, i64 {offset}')}")
 
 
-def fast_entry_ir(func: Func, noalias: bool, written=()) -> str:
+def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
     """``written``: array arguments the code may write; a read-only one takes the general
-    path (which refuses it)."""
+    path (which refuses it).  ``captures``: ``(kind, array type or None)`` per guard
+    (``Captures.layout()``)."""
     g = _Gen()
-    g.lines += ["  %ctx = alloca [6 x i64], align 8"]
+    n_slots = sum(1 for _, t in captures if t is not None)
+    g.lines += [f"  %ctx = alloca [{CTX_BYTES // 8} x i64], align 8",
+                f"  %outer = alloca [{max(1, n_slots)} x ptr], align 8"]
     g.check(g.v("icmp eq ptr %kwnames, null"))
     g.check(g.v(f"icmp eq i64 %nargs, {len(func.args)}"))
-    args, arrays = [], []
+    outer = _guards(g, captures)
+    args, arrays, writes = [], [], []
     for k, t in enumerate(func.arg_types):
         obj = g.v(f"load ptr, ptr {g.v(f'getelementptr ptr, ptr %args, i64 {k}')}")
         args.append(f"{ltype(t)} {_unbox(g, obj, t, arrays)}")
         if k in written:
             flags = g.field(obj, PYARRAY_FLAGS, "i32")
             g.check(g.v(f"icmp ne i32 {g.v(f'and i32 {flags}, {NPY_WRITEABLE}')}, 0"))
+            writes.append(arrays[-1])
     if noalias and len(arrays) > 1:
         _check_disjoint(g, arrays)
+    if outer and writes:
+        _check_apart(g, writes, outer)
     rt = result_type(func)
     tstate = g.v("call ptr @zy.py.PyEval_SaveThread()")
-    g.lines.append("  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 48, i1 false)")
+    g.lines.append(f"  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 {CTX_BYTES}, i1 false)")
+    at = g.v(f"getelementptr i8, ptr %ctx, i64 {CTX_GLOBALS}")
+    g.lines.append(f"  store ptr %outer, ptr {at}")
     r = g.v(f"call {rt} {symbol(func)}(ptr %ctx{''.join(', ' + a for a in args)})")
     g.lines.append("  call void @zy.arena_free_all(ptr %ctx)")
     g.lines.append(f"  call void @zy.py.PyEval_RestoreThread(ptr {tstate})")
@@ -149,6 +181,52 @@ def dispatch_ir() -> str:
         "  ret ptr %r", "}",
         "define ptr @zy.general(ptr %state, ptr %args, i64 %nargs, ptr %kwnames) {", "entry:",
         "  br label %mismatch", *MISMATCH, "}"])
+
+
+def _guards(g: _Gen, captures) -> list:
+    """Check every capture (see the module docstring); the global arrays' (data, bytes, layout)
+    for the overlap check."""
+    if not captures:
+        return []
+    table = g.field("%state", 24, "ptr")
+    outer, slot = [], 0
+    for j, (kind, t) in enumerate(captures):
+        ns = g.field(table, 24 * j, "ptr")
+        if kind == "dict":
+            key = g.field(table, 24 * j + 8, "ptr")
+            obj = g.v(f"call ptr @zy.py.PyDict_GetItem(ptr {ns}, ptr {key})")
+        else:
+            obj = g.field(ns, 16, "ptr")  # PyCellObject.ob_ref
+        if t is None:
+            g.check(g.v(f"icmp eq ptr {obj}, {g.field(table, 24 * j + 16, 'ptr')}"))
+            continue
+        g.check(g.v(f"icmp ne ptr {obj}, null"))
+        found: list = []
+        _unbox_array(g, obj, g.field(obj, 8, "ptr"), t, found)
+        outer.append(found[0])
+        at = g.v(f"getelementptr ptr, ptr %outer, i64 {slot}")
+        g.lines.append(f"  store ptr {obj}, ptr {at}")
+        slot += 1
+    return outer
+
+
+def _check_apart(g: _Gen, writes, outer) -> None:
+    """Global arrays must share no memory with arguments the code writes (the general path
+    refuses such a call); only contiguous ones are checked here."""
+    if any(layout != "C" for _, _, layout in writes + outer):
+        g.lines += ["  br label %mismatch", f"dead{g.n}:"]
+        return
+    for w in writes:
+        for o in outer:
+            _apart(g, w, o)
+
+
+def _apart(g: _Gen, a, b) -> None:
+    (pa, na, _), (pb, nb, _) = a, b
+    a0, b0 = g.v(f"ptrtoint ptr {pa} to i64"), g.v(f"ptrtoint ptr {pb} to i64")
+    a_before = g.v(f"icmp ule i64 {g.v(f'add i64 {a0}, {na}')}, {b0}")
+    b_before = g.v(f"icmp ule i64 {g.v(f'add i64 {b0}, {nb}')}, {a0}")
+    g.check(g.v(f"or i1 {a_before}, {b_before}"))
 
 
 def _unbox(g: _Gen, obj: str, t, arrays) -> str:
@@ -212,19 +290,23 @@ def _check_disjoint(g: _Gen, arrays) -> None:
         return
     for i in range(len(arrays)):
         for j in range(i + 1, len(arrays)):
-            (pa, na, _), (pb, nb, _) = arrays[i], arrays[j]
-            a0, b0 = g.v(f"ptrtoint ptr {pa} to i64"), g.v(f"ptrtoint ptr {pb} to i64")
-            a_before = g.v(f"icmp ule i64 {g.v(f'add i64 {a0}, {na}')}, {b0}")
-            b_before = g.v(f"icmp ule i64 {g.v(f'add i64 {b0}, {nb}')}, {a0}")
-            g.check(g.v(f"or i1 {a_before}, {b_before}"))
+            _apart(g, arrays[i], arrays[j])
 
 
 def _box(g: _Gen, func: Func, rt: str, r: str) -> str:
     if not func.result_types:
         g.lines.append("  call void @zy.py.Py_IncRef(ptr @zy.py.None)")
         return "@zy.py.None"
-    t = func.result_types[0]
-    val = g.v(f"extractvalue {rt} {r}, 1")
+    if len(func.result_types) == 1:
+        return _box_one(g, func.result_types[0], g.v(f"extractvalue {rt} {r}, 1"))
+    tup = g.v(f"call ptr @zy.py.PyTuple_New(i64 {len(func.result_types)})")
+    for k, t in enumerate(func.result_types):
+        item = _box_one(g, t, g.v(f"extractvalue {rt} {r}, {k + 1}"))
+        g.v(f"call i32 @zy.py.PyTuple_SetItem(ptr {tup}, i64 {k}, ptr {item})")  # (steals it)
+    return tup
+
+
+def _box_one(g: _Gen, t, val: str) -> str:
     if t == F64:
         return g.v(f"call ptr @zy.py.PyFloat_FromDouble(double {val})")
     if t == I64:

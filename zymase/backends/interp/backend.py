@@ -34,13 +34,13 @@ class InterpExecutable(Executable):
         self.arg_types, self.result_types = list(f.arg_types), list(f.result_types)
         self.written = tuple(written_arguments(f, module))
 
-    def call(self, flat: list) -> list:
+    def call(self, flat: list, globals_: list = ()) -> list:
         self.refuse_read_only(flat)
         args = [a if isinstance(t, ArrayType) else t.np_dtype.type(a)
                 for t, a in zip(self.arg_types, flat)]
         with np.errstate(all="ignore"):
             try:
-                out = Interpreter(self.module).call(self.name, args)
+                out = Interpreter(self.module, globals_).call(self.name, args)
             except ZymaseError:
                 raise
             except Exception as e:

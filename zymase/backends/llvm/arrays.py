@@ -9,6 +9,7 @@ from ...ir.ops import (
     Alloc,
     ArrayConst,
     ArrayFree,
+    ArrayGlobal,
     Broadcast,
     DataPtr,
     Dim,
@@ -24,7 +25,19 @@ from ...ir.ops import (
 )
 from ...ir.types import ArrayType, scalar_from_dtype
 from .table import emitter
-from .types import BASE, DATA, SHAPE, STRIDES, array_struct, elem_type, literal
+from .types import (
+    BASE,
+    CTX_GLOBALS,
+    DATA,
+    PYARRAY_DATA,
+    PYARRAY_DIMS,
+    PYARRAY_STRIDES,
+    SHAPE,
+    STRIDES,
+    array_struct,
+    elem_type,
+    literal,
+)
 
 
 def field(em, a: str, t: ArrayType, f: int, k: int | None = None) -> str:
@@ -152,6 +165,24 @@ def _const(em, op):
                           f"align 64")
     dims = [str(d) for d in data.shape]
     return [build(em, t, "null", g, dims, c_strides(em, dims))]
+
+
+@emitter(ArrayGlobal)
+def _global(em, op):
+    """The array object at ``slot`` of the call's table: its data, shape and strides now."""
+    t = op.results[0].type
+
+    def load(ty, ptr, offset, scale="i8"):
+        at = em.assign(f"getelementptr {scale}, ptr {ptr}, i64 {offset}")
+        return em.assign(f"load {ty}, ptr {at}")
+
+    obj = load("ptr", load("ptr", "%ctx", CTX_GLOBALS), op.attrs["slot"], "ptr")
+    data, dims_p, strides_p = (load("ptr", obj, off) for off in
+                               (PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES))
+    dims = [load("i64", dims_p, k, "i64") for k in range(t.ndim)]
+    strd = [em.assign(f"sdiv exact i64 {load('i64', strides_p, k, 'i64')}, {t.dtype.nbytes}")
+            for k in range(t.ndim)]
+    return [build(em, t, "null", data, dims, strd)]
 
 
 @emitter(Subview)

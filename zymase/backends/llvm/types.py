@@ -15,6 +15,12 @@ SCALAR = {"f64": "double", "f32": "float", "i64": "i64", "i32": "i32", "i1": "i1
           "c128": "{double, double}", "c64": "{float, float}"}
 # where each field of an array struct lives
 BASE, DATA, SHAPE, STRIDES = 0, 1, 2, 3
+# a NumPy array object (``PyArrayObject``, whose layout NumPy keeps stable): where its data
+# pointer, shape and byte-strides pointers are
+PYARRAY_DATA, PYARRAY_DIMS, PYARRAY_STRIDES = 16, 32, 40
+# the call context (``cpu/abi.py: Context``): error id and payloads, arena, and at CTX_GLOBALS
+# the table of array objects ``array.global`` reads
+CTX_GLOBALS, CTX_BYTES = 48, 56
 
 
 def ltype(t: Type) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from types import ModuleType
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ...ir.ops import (
     AddI,
     AndI,
     ArrayConst,
+    ArrayGlobal,
     Assert,
     CmpF,
     CmpI,
@@ -45,6 +47,8 @@ from ...ir.ops import (
     XorI,
 )
 from ...ir.types import F64, I1, I64, ArrayType, scalar_from_dtype
+from ..args import param_template
+from ..captures import attribute_namespace, guarded
 from ..numpy import linalg, operators
 from ..scan import local_names
 from ..typing import (
@@ -182,9 +186,26 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
                            "it assigned on the way to this read: give it a value earlier, e.g. "
                            "before the loop", node)
         try:
-            obj = self.src.lookup(name)
+            obj, ns = self.src.resolve(name)
         except KeyError:
             raise self.err(UnsupportedError, f"name `{name}` is not defined", node) from None
+        fn = self.src.fn
+        kind = "global" if isinstance(ns, dict) else "closure"
+        return self.outer_value(ns, name, obj, node, (kind, fn.__module__, fn.__qualname__))
+
+    def outer_value(self, ns, key, obj, node, origin) -> FVal:
+        """A value read from outside the function (``ns[key]``: a global, a closure cell, an
+        attribute), recorded in the module's ``Captures``: an array by reference, anything
+        else as a constant the call checks (``frontend/captures.py``)."""
+        if ns is None or not guarded(obj):
+            return self.pyvalue(obj, node)
+        caps = self.mod.captures
+        if type(obj) is np.ndarray and scalar_from_dtype(obj.dtype) is not None:
+            t = param_template(obj, f"the global `{key}`").value.type
+            slot = caps.read(ns, key, obj, origin, t).slot
+            v = self.b.create(ArrayGlobal, [], [t], {"slot": slot, "name": str(key)})
+            return Array(v.result)
+        caps.read(ns, key, obj, origin)
         return self.pyvalue(obj, node)
 
     def local_names(self) -> frozenset:
@@ -277,6 +298,11 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if isinstance(base, PyObj):
             if not hasattr(base.obj, name):
                 raise self.err(UnsupportedError, f"{base.obj!r} has no attribute `{name}`", node)
+            d = attribute_namespace(base.obj, name)
+            if d is not None:
+                origin = ("module", base.obj.__name__) if isinstance(base.obj, ModuleType) \
+                    else None
+                return self.outer_value(d, name, d[name], node, origin)
             return self.pyvalue(getattr(base.obj, name), node)
         if isinstance(base, Struct):
             if base.pytype is dict:

@@ -2,7 +2,11 @@
 element strides; views made by ``array.subview``/``array.transpose`` share the parent's buffer.
 
 * ``array.alloc %d0.. {init = "none"|"zero"}`` a fresh C-contiguous buffer.
-* ``array.const {data = dense<...>}`` a constant array (a global captured at compile time).
+* ``array.const {data = dense<...>}`` a constant array (values compiled in).
+* ``array.global {slot, name}`` an array read by reference from outside the function (a global
+  or closure name, an attribute): the array bound to it when the call began, found in the
+  call's table of such arrays at ``slot``.  Like ``array.const`` it is never written and
+  distinct from every other buffer (calls that would break either are refused).
 * ``array.dim %a {axis}`` / ``array.stride %a {axis}`` shape and element stride.
 * ``array.load %a, %i..`` / ``array.store %v, %a, %i..`` element access (indices in range).
 * ``array.subview %a, %off_0..%off_{n-1}, (%size, %step) per kept dim {keep = [..]}``: a view;
@@ -43,6 +47,14 @@ class ArrayConst(SimpleOp):
     name = "array.const"
     n_operands = 0
     traits = frozenset({PURE})
+    __slots__ = ()
+
+
+class ArrayGlobal(ArrayConst):
+    """An ``ArrayConst`` whose values (and shape) are read at call time: every rule about
+    constants applies to it but the ones that use its data."""
+
+    name = "array.global"
     __slots__ = ()
 
 

@@ -1,0 +1,238 @@
+"""Globals as Python sees them: arrays read from globals, closures and module attributes are
+read at call time (writes into them are seen), and rebinding any name the compiled code read
+(an array, a number, a function) is noticed at the next call, by every transform object made
+before the change.  References: the same function run by CPython, and central differences."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import types
+
+import globals_programs as G
+import numpy as np
+import pytest
+
+import zymase
+
+X = np.array([0.5, -1.0, 2.0])
+V = np.array([1.0, 0.5, -2.0])
+
+
+@pytest.fixture(autouse=True)
+def restore_globals():
+    saved = dict(vars(G))
+    yield
+    for k in ("SCALE", "W", "square"):
+        setattr(G, k, saved[k])
+
+
+def fd_grad(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def fd_jac(f, x, h=1e-6):
+    return np.stack([(f(x + e) - f(x - e)) / (2 * h) for e in np.eye(x.size) * h], axis=-1)
+
+
+def write_into_w():
+    G.W[:] = [4.0, -5.0, 6.0]
+
+
+def rebind_w():
+    G.W = np.array([0.5, 1.5, -2.5])
+
+
+def rebind_w_float32():
+    G.W = np.array([2.0, 1.0, 0.5], dtype=np.float32)
+
+
+def rebind_scale():
+    G.SCALE = 3.0
+
+
+def rebind_helper():
+    G.square = G.cube
+
+
+CHANGES = [write_into_w, rebind_w, rebind_scale, rebind_helper, rebind_w_float32]
+
+# transform -> (make the object, call it, the reference from plain Python)
+TRANSFORMS = {
+    "jit": (lambda: zymase.jit(G.loss), lambda t: t(X), lambda: G.loss(X)),
+    "grad": (lambda: zymase.grad(G.loss), lambda t: t(X), lambda: fd_grad(G.loss, X)),
+    "value_and_grad": (lambda: zymase.value_and_grad(G.loss), lambda t: t(X),
+                       lambda: (G.loss(X), fd_grad(G.loss, X))),
+    "jvp": (lambda: None, lambda t: zymase.jvp(G.loss, (X,), (V,)),
+            lambda: (G.loss(X), fd_grad(G.loss, X) @ V)),
+    "vjp": (lambda: None, lambda t: zymase.vjp(G.loss, X)[1](1.0)[0],
+            lambda: fd_grad(G.loss, X)),
+    "jacfwd": (lambda: zymase.jacfwd(G.vec), lambda t: t(X), lambda: fd_jac(G.vec, X)),
+    "jacrev": (lambda: zymase.jacrev(G.vec), lambda t: t(X), lambda: fd_jac(G.vec, X)),
+    "hessian": (lambda: zymase.hessian(G.loss), lambda t: t(X),
+                lambda: fd_jac(lambda y: fd_grad(G.loss, y, 1e-4), X, 1e-4)),
+    "hvp": (lambda: zymase.hvp(G.loss), lambda t: t(X, V),
+            lambda: fd_jac(lambda y: fd_grad(G.loss, y, 1e-4), X, 1e-4) @ V),
+    "autodiff": (lambda: None, lambda t: _autodiff_grad(), lambda: fd_grad(G.loss, X)),
+}
+
+
+def _autodiff_grad():
+    dx = np.zeros(3)
+    zymase.autodiff(zymase.Reverse, G.loss, zymase.Duplicated(X.copy(), dx))
+    return dx
+
+
+def close(a, b, rel=1e-5):
+    if isinstance(b, tuple):
+        return all(close(x, y, rel) for x, y in zip(a, b))
+    return np.allclose(np.asarray(a, dtype=float), b, rtol=rel, atol=rel)
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_every_transform_sees_writes_and_rebindings(name):
+    make, call, ref = TRANSFORMS[name]
+    t = make()
+    assert close(call(t), ref())
+    for change in CHANGES:
+        change()
+        got, want = call(t), ref()
+        assert close(got, want), (change.__name__, got, want)
+
+
+def compiled_count(fn=G.loss) -> int:
+    """How many specializations and derivatives of ``fn`` the process's cache holds."""
+    from zymase.options import transform_options
+    return sum(len(v) for v in zymase.driver.cache.shared(fn, transform_options()).compiled
+               .values())
+
+
+def test_an_equal_number_rebound_does_not_recompile():
+    G.SCALE = 7.0
+    f = zymase.jit(G.loss)
+    f(X)
+    n = compiled_count()
+    G.SCALE = float("7.0")  # a new float object with the same value
+    assert f(X) == G.loss(X)
+    assert compiled_count() == n
+
+
+def test_switching_between_two_values_keeps_both():
+    f = zymase.grad(G.loss)
+    G.SCALE = 11.0
+    f(X)
+    G.SCALE = 12.0
+    f(X)
+    n = compiled_count()
+    for scale in (11.0, 12.0, 11.0, 12.0):
+        G.SCALE = scale
+        assert close(f(X), fd_grad(G.loss, X))
+    assert compiled_count() == n
+
+
+def test_a_second_object_reuses_the_compiled_code():
+    f = G.only_here
+    assert compiled_count(f) == 0
+    zymase.grad(f)(X)
+    assert compiled_count(f) == 1
+    assert close(zymase.grad(f)(X), fd_grad(f, X))
+    assert close(zymase.value_and_grad(f)(X), (f(X), fd_grad(f, X)))
+    assert compiled_count(f) == 1  # value_and_grad shares grad's derivative
+
+
+def test_closures_are_read_at_call_time():
+    f, set_c, set_k = G.make_closure()
+    jf, gf = zymase.jit(f), zymase.grad(f)
+    x = np.array([1.0, -2.0])
+    assert jf(x) == f(x) and close(gf(x), fd_grad(f, x))
+    set_c(np.array([3.0, 4.0]))
+    assert jf(x) == f(x) and close(gf(x), fd_grad(f, x))
+    set_k(-1.0)
+    assert jf(x) == f(x) and close(gf(x), fd_grad(f, x))
+
+
+def test_module_attributes_are_read_at_call_time():
+    cfg = types.ModuleType("zymase_test_cfg")
+    cfg.A, cfg.n = np.ones(3), 2.0
+    sys.modules[cfg.__name__] = cfg
+    try:
+        def f(x):
+            return np.sum(cfg.A * x) * cfg.n
+        jf = zymase.jit(f)
+        assert jf(X) == f(X)
+        cfg.A[0] = 10.0
+        assert jf(X) == f(X)
+        cfg.n = -3.0
+        assert jf(X) == f(X)
+        cfg.A = np.arange(3.0)
+        assert jf(X) == f(X)
+    finally:
+        del sys.modules[cfg.__name__]
+
+
+def test_a_global_array_passed_as_a_written_argument_is_refused():
+    f = zymase.jit(G.write_then_read)
+    x = np.zeros(3)
+    assert f(x) == G.write_then_read(np.zeros(3))  # distinct arrays: runs (then the fast path)
+    assert f(np.zeros(3)) == G.write_then_read(np.zeros(3))
+    with pytest.raises(zymase.UnsupportedError, match="`W` shares memory"):
+        f(G.W)
+
+
+def test_a_global_rebound_to_another_rank_recompiles():
+    f = zymase.jit(G.loss)
+    f(X)
+    G.W = np.ones((2, 3))
+    assert np.array_equal(f(X), G.loss(X))
+
+
+def test_the_disk_cache_reads_global_arrays_in_the_new_process(tmp_path):
+    mod = tmp_path / "uses_global.py"
+    mod.write_text(textwrap.dedent("""
+        import numpy as np
+        W = np.ones(4)
+        def f(x):
+            return np.sum(W * x)
+    """))
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np, zymase, uses_global
+        from zymase.driver import disk_cache
+        uses_global.W[:] = float(sys.argv[1])
+        f = zymase.jit(uses_global.f, cache=True)
+        g = zymase.grad(uses_global.f, cache=True)
+        print(f(np.arange(4.0)), g(np.arange(4.0)).tolist(), disk_cache.STATS["hits"])
+    """)
+    env = {"ZYMASE_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+
+    def run(w):
+        out = subprocess.run([sys.executable, "-c", script, str(w)], capture_output=True,
+                             text=True, env=env, check=True)
+        return out.stdout.split(" ", 1)
+
+    assert run(1.0) == ["6.0", "[1.0, 1.0, 1.0, 1.0] 0\n"]
+    assert run(2.0) == ["12.0", "[2.0, 2.0, 2.0, 2.0] 2\n"]  # both loaded, new values seen
+
+
+def test_a_dropped_function_frees_its_compiled_code():
+    import gc
+    import weakref
+
+    def make():
+        def f(x):
+            return x * G.SCALE
+        return f
+
+    f = make()
+    assert zymase.grad(f)(1.0) == G.SCALE and zymase.jit(f)(2.0) == 2 * G.SCALE
+    gone = weakref.ref(f)
+    del f
+    gc.collect()
+    assert gone() is None
