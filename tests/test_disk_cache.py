@@ -1,10 +1,13 @@
 """The disk cache (``jit(cache=True)``) cannot be fooled: a foreign entry, an entry of another
 signature and damaged entries (bits flipped anywhere, the machine code included; truncated) are
 misses that compile again, never a wrong answer or a crash; the directory is private; a cache
-that cannot be made or written leaves calls working.  Each case runs in a fresh process."""
+that cannot be made, read or written (a full disk, no permission) leaves calls working, with at
+most one warning; processes writing one entry at once leave a valid one.  Each case runs in a
+fresh process."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -51,13 +54,24 @@ print(json.dumps([wrong, hits]))
 """
 
 
-def _run(code: str, cache_dir, **fmt):
+def _start(code: str, cache_dir, **fmt) -> subprocess.Popen:
     env = dict(os.environ, ZYMASE_CACHE_DIR=str(cache_dir))
-    proc = subprocess.run([sys.executable, "-c", code.format(tests=TESTS, **fmt)], env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    import json
-    return json.loads(proc.stdout.split("\n")[-2])
+    return subprocess.Popen([sys.executable, "-c", code.format(tests=TESTS, **fmt)], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc: subprocess.Popen):
+    """The JSON a script printed last; it must end well, with no traceback and at most one
+    warning."""
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    assert "Traceback" not in err and err.count("Warning") <= 1, err[-2000:]
+    return json.loads(out.split("\n")[-2])
+
+
+def _run(code: str, cache_dir, **fmt):
+    return _result(_start(code, cache_dir, **fmt))
 
 
 def _only_entry(cache_dir):
@@ -204,3 +218,54 @@ def test_derivatives_are_kept_on_disk_too(tmp_path):
     assert got == want and hits == 0 and stores >= 4
     got, hits, stores = _run(DERIVATIVES, tmp_path)
     assert got == want and stores == 0 and hits >= 4
+
+
+# RUN, waiting after its imports for a line on stdin (so that two of them call at once)
+WRITER = RUN.replace("out = ", 'print("ready", flush=True)\nsys.stdin.readline()\nout = ', 1)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_processes_writing_one_entry_at_once_leave_a_valid_one(tmp_path, attempt):
+    cache = tmp_path / "cache"  # both make it, then miss, compile and store at once
+    writers = [_start(WRITER, cache, fn="cached", dtype="float64") for _ in range(2)]
+    for w in writers:
+        assert w.stdout.readline() == "ready\n", w.communicate()[1][-2000:]
+    for w in writers:
+        w.stdin.write("go\n")
+        w.stdin.flush()
+    assert [_result(w)[0] for w in writers] == [12.0, 12.0]
+    assert _run(RUN, cache, fn="cached", dtype="float64") == [12.0, 1, 0]
+    assert [p.suffix for p in cache.iterdir()] == [".zyc"]  # no temporary file left
+
+
+# RUN on a disk that fills up: writing the entry fails part way (write(2) fails with EFBIG at
+# the file size limit, as it fails with ENOSPC on a full disk)
+FULL = """
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
+""" + RUN
+
+
+def test_a_full_disk_leaves_calls_working_and_no_partial_entry(tmp_path):
+    assert _run(FULL, tmp_path, fn="cached", dtype="float64") == [12.0, 0, 0]
+    assert list(tmp_path.iterdir()) == []
+    assert _run(RUN, tmp_path, fn="cached", dtype="float64") == [12.0, 0, 1]  # space again
+
+
+def test_an_unreadable_entry_or_cache_and_a_read_only_cache_leave_calls_working(tmp_path):
+    probe = tmp_path / "probe"
+    probe.touch(mode=0)
+    if os.access(probe, os.R_OK):
+        pytest.skip("this user reads files without permission (root)")
+    cache = tmp_path / "cache"
+    _run(RUN, cache, fn="cached", dtype="float64")
+    _only_entry(cache).chmod(0)
+    try:
+        assert _run(RUN, cache, fn="cached", dtype="float64") == [12.0, 0, 1]  # rewritten
+        cache.chmod(0o500)  # read-only: its entries are still used
+        assert _run(RUN, cache, fn="cached", dtype="float64") == [12.0, 1, 0]
+        cache.chmod(0)
+        assert _run(RUN, cache, fn="cached", dtype="float64") == [12.0, 0, 0]
+    finally:
+        cache.chmod(0o700)

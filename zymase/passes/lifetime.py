@@ -5,6 +5,7 @@ whose value (or any view of it, any loop-carried or branch-merged copy of it) ne
 block that allocates it is freed at the end of that block.  A buffer that leaves its block (it is
 yielded out, returned, or carried to the next iteration) is marked ``escapes``: the backend
 registers it in the per-call arena, which frees it when the call returns unless it is returned.
+A call that raises frees both kinds (the backend's ``fail`` path: ``backends/llvm/emit.py``).
 Calls returning arrays are assumed to return views of their array arguments.  A buffer pushed on
 a tape by reference (``tape.push_ref``: a split forward function's residual) escapes.
 """

@@ -142,6 +142,11 @@ def _alloc(em, op):
     em.raise_if_not(ok, "MemoryError", "cannot allocate {a} bytes", op.loc, nbytes)
     if op.attrs.get("escapes"):
         em.emit(f"call void @zy.arena_push(ptr %ctx, ptr {p})")
+    elif op.attrs.get("escapes") is False:  # freed here by array.free, or by fail if it raises
+        slot = em.owned[op.result] = em.slot("ptr", "null", "own")
+        em.emit(f"store ptr {p}, ptr {slot}")
+        held = em.fresh("held")
+        em.unwind += [f"  {held} = load ptr, ptr {slot}", f"  call void @free(ptr {held})"]
     return [build(em, t, p, p, dims, c_strides(em, dims))]
 
 
@@ -149,6 +154,7 @@ def _alloc(em, op):
 def _free(em, op):
     (a,) = _ops(em, op)
     em.emit(f"call void @free(ptr {field(em, a, op.operands[0].type, BASE)})")
+    em.emit(f"store ptr null, ptr {em.owned[op.operands[0]]}")
     return []
 
 

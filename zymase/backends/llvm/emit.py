@@ -6,6 +6,10 @@ stores its error id (and two i64 payloads) in the context, which the Python wrap
 user's exception.  Error blocks are emitted at the end of the function, marked cold.
 
 Context layout (``ctx``): ``{i64 err_id, i64 err_a, i64 err_b, ptr arena, i64 len, i64 cap}``.
+
+What a function frees itself (its buffers that do not escape, its tape) it also frees when it
+raises: each sits in a stack slot, null outside its lifetime, that the ``fail`` block frees
+(``FunctionEmitter.slot`` and ``unwind``).  The arena (escaping buffers) is the entry's to free.
 """
 
 from __future__ import annotations
@@ -102,6 +106,8 @@ class FunctionEmitter:
         self.ret_type = result_type(func)
         self.fm = "reassoc contract " if mod.fastmath else ""
         self.entry_allocas: list[str] = []
+        self.unwind: list[str] = []  # the fail block's lines: free what the call still holds
+        self.owned: dict[Value, str] = {}  # a buffer this function frees -> its slot
         self.scopes = AliasScopes(mod, func)
 
     # ---- helpers used by the op emitters
@@ -144,6 +150,13 @@ class FunctionEmitter:
                       f"  store i64 {b}, ptr %pb{eid}", "  br label %fail"]
         self.start(cont)
 
+    def slot(self, ty: str, init: str, prefix: str) -> str:
+        """A stack slot of type ``ty`` holding ``init`` from the function's entry on, so the
+        ``fail`` block can read it whichever raise reaches it."""
+        p = self.fresh(prefix)
+        self.entry_allocas += [f"  {p} = alloca {ty}, align 8", f"  store {ty} {init}, ptr {p}"]
+        return p
+
     # ---- function
     def emit_function(self, linkage: str = "internal") -> str:
         params = ["ptr %ctx"] + [f"{ltype(a.type)} %a{k}" for k, a in enumerate(self.func.args)]
@@ -152,7 +165,7 @@ class FunctionEmitter:
         self.start("entry")
         self.emit_block(self.func.body)
         self.lines[1:1] = self.entry_allocas
-        fail = ["fail:", f"  ret {self.ret_type} {self._status_value(1)}"]
+        fail = ["fail:", *self.unwind, f"  ret {self.ret_type} {self._status_value(1)}"]
         head = f"define {linkage} {self.ret_type} {symbol(self.func)}({', '.join(params)}) #0 {{"
         return "\n".join([head, *self.lines, *self.cold, *fail, "}"])
 

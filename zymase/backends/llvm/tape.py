@@ -112,11 +112,20 @@ def _count(em, op, slots: str) -> None:
         em.emit(f"atomicrmw add ptr {p}, i64 {slots} monotonic")
 
 
+TAPE_STRUCT = "{ptr, i64, i64}"
+
+
+def _tape_slot(em) -> str:
+    """A tape the function releases itself, on its ``fail`` path too (empty until made)."""
+    t = em.slot(TAPE_STRUCT, "zeroinitializer", "tape")
+    em.unwind.append(f"  call void @zy.tape_release(ptr {t})")
+    return t
+
+
 @emitter(TapeNew)
 def _new(em, op):
-    t = em.fresh("tape")
-    em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
-    em.emit(f"store {{ptr, i64, i64}} zeroinitializer, ptr {t}")
+    t = _tape_slot(em)
+    em.emit(f"store {TAPE_STRUCT} zeroinitializer, ptr {t}")
     return [t]
 
 
@@ -169,8 +178,7 @@ def _export(em, op):
 @emitter(TapeAdopt)
 def _adopt(em, op):
     buf, pos = (em.val(v) for v in op.operands)
-    t = em.fresh("tape")
-    em.entry_allocas.append(f"  {t} = alloca {{ptr, i64, i64}}, align 8")
+    t = _tape_slot(em)
     em.emit(f"store ptr {em.assign(f'inttoptr i64 {buf} to ptr')}, ptr {t}")
     em.emit(f"store i64 {pos}, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")
     em.emit(f"store i64 {pos}, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 16')}")
@@ -179,7 +187,9 @@ def _adopt(em, op):
 
 @emitter(TapeFree)
 def _free(em, op):
-    em.emit(f"call void @zy.tape_release(ptr {em.val(op.operands[0])})")
+    t = em.val(op.operands[0])
+    em.emit(f"call void @zy.tape_release(ptr {t})")
+    em.emit(f"store {TAPE_STRUCT} zeroinitializer, ptr {t}")  # emptied: fail may release it again
     return []
 
 
