@@ -4,8 +4,8 @@ An entry is keyed by the function's qualified name and file, the argument signat
 options, the zymase version and the backend (its name and ``identity()``: for the CPU backend
 the llvmlite version and the host CPU); it stores the backend's saved artifact and what the
 entry point needs, plus a hash of every source file the code was compiled from and digests of
-the constants it read from globals and closures.  A hit (all sources and constants unchanged)
-skips the whole pipeline.
+what it read from globals and closures (``frontend/captures.py``: found again and checked in
+the loading process).  A hit (all sources and constants unchanged) skips the whole pipeline.
 
 An entry is ``MAGIC``, the SHA-256 of its body, and the body, which records its full key.  The
 checksum is verified before anything in the body is read or handed to the backend's loader, and
@@ -30,11 +30,12 @@ import tempfile
 from ..version import __version__
 from . import entry_format
 
-FORMAT = 8  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+FORMAT = 9  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
 # and digests of the constants the code read from globals and closures (compile.py checks them);
 # 5: payloads hold a backend's saved artifact (backends/base.py); 6: MAGIC, checksum, full key;
-# 7: plain data (entry_format.py), no pickle; 8: code that raises frees its buffers and tape
+# 7: plain data (entry_format.py), no pickle; 8: code that raises frees its buffers and tape;
+# 9: captures (frontend/captures.py): global arrays read at call time, guards per name
 MAGIC = f"zymase-cache-{FORMAT}\n".encode()
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 
