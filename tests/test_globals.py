@@ -236,3 +236,17 @@ def test_a_dropped_function_frees_its_compiled_code():
     del f
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.parametrize("fn", [G.zero_d, G.bool_and_int, G.strided_matmul, G.helper_in_loop],
+                         ids=lambda f: f.__name__)
+def test_kinds_of_global_arrays(fn):
+    saved = [a.copy() for a in (G.C0, G.MASK, G.IDX, G.BIG)]
+    try:
+        jf, gf = zymase.jit(fn), zymase.grad(fn)
+        for _ in range(2):
+            assert close(jf(X), fn(X)) and close(gf(X), fd_grad(fn, X))
+            G.write_globals()
+    finally:
+        for a, v in zip((G.C0, G.MASK, G.IDX, G.BIG), saved):
+            a[...] = v

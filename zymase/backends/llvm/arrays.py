@@ -58,6 +58,8 @@ def strides(em, a, t):
 
 
 def c_strides(em, dims):
+    if not dims:  # a 0-d array has no strides
+        return []
     out = ["1"]
     for d in reversed(dims[1:]):
         out.insert(0, em.assign(f"mul nsw i64 {out[0]}, {d}") if out[0] != "1" else d)

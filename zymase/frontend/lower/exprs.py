@@ -47,7 +47,6 @@ from ...ir.ops import (
     XorI,
 )
 from ...ir.types import F64, I1, I64, ArrayType, scalar_from_dtype
-from ..args import param_template
 from ..captures import attribute_namespace, guarded
 from ..numpy import linalg, operators
 from ..scan import local_names
@@ -200,8 +199,9 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if ns is None or not guarded(obj):
             return self.pyvalue(obj, node)
         caps = self.mod.captures
-        if type(obj) is np.ndarray and scalar_from_dtype(obj.dtype) is not None:
-            t = param_template(obj, f"the global `{key}`").value.type
+        st = scalar_from_dtype(obj.dtype) if type(obj) is np.ndarray else None
+        if st is not None:
+            t = ArrayType(st, obj.ndim, "C" if obj.flags.c_contiguous else "A")
             slot = caps.read(ns, key, obj, origin, t).slot
             v = self.b.create(ArrayGlobal, [], [t], {"slot": slot, "name": str(key)})
             return Array(v.result)
