@@ -2,10 +2,13 @@
 each in a fresh process (nothing cached in memory or on disk), side by side for several trees.
 
     python benchmarks/bench_compile.py [--problems a,b] [--repeats 3] [--tree DIR ...] [--out F]
+                                       [--cached]
 
 ``--tree`` (repeatable) names checkouts of zymase to compare (default: this one); runs alternate
 between trees so that both see the same machine load.  Prints the median first-call time of each
-(problem, transform, tree) in ms, and the ratio to the first tree.
+(problem, transform, tree) in ms, and the ratio to the first tree.  ``--cached``: the first call
+in a new process with ``cache=True`` after another process compiled and stored the code (a
+fresh cache directory per tree).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 from common import HERE, SHARED
 
@@ -29,17 +33,22 @@ import problems
 import zymase
 mod = problems.load({name!r})
 args = mod.make_inputs({size!r})
-f = zymase.jit(mod.primal) if {what!r} == "jit" else zymase.grad(mod.primal, tuple(mod.ACTIVE))
+kw = dict(cache=True) if {cached!r} else dict()
+f = zymase.jit(mod.primal, **kw) if {what!r} == "jit" else \
+    zymase.grad(mod.primal, tuple(mod.ACTIVE), **kw)
 t0 = time.perf_counter()
 f(*args)
 print(time.perf_counter() - t0)
 """
 
 
-def first_call(tree: str, name: str, what: str) -> float:
+def first_call(tree: str, name: str, what: str, cache_dir: str | None = None) -> float:
     env = dict(os.environ, PYTHONPATH=tree)
     env.pop("ZYMASE_VERIFY", None)
-    code = CODE.format(shared=SHARED, name=name, size=SIZE.get(name, "small"), what=what)
+    if cache_dir:
+        env["ZYMASE_CACHE_DIR"] = cache_dir
+    code = CODE.format(shared=SHARED, name=name, size=SIZE.get(name, "small"), what=what,
+                       cached=bool(cache_dir))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     return float(out.stdout.split()[-1])
@@ -51,15 +60,20 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tree", action="append", dest="trees")
     ap.add_argument("--out")
+    ap.add_argument("--cached", action="store_true")
     a = ap.parse_args(argv)
     trees = [os.path.abspath(t) for t in (a.trees or [os.path.dirname(HERE)])]
+    caches = {t: tempfile.mkdtemp(prefix="zymase-bench-") if a.cached else None for t in trees}
     rows = []
     for name in a.problems.split(","):
         for what in ("jit", "grad"):
             times = {t: [] for t in trees}
+            for t in trees:
+                if a.cached:  # another process compiles and stores it
+                    first_call(t, name, what, caches[t])
             for _ in range(a.repeats):
                 for t in trees:
-                    times[t].append(first_call(t, name, what))
+                    times[t].append(first_call(t, name, what, caches[t]))
             med = {t: statistics.median(v) for t, v in times.items()}
             rows.append({"problem": name, "transform": what,
                          **{f"tree{k}_ms": med[t] * 1e3 for k, t in enumerate(trees)}})
