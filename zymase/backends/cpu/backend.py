@@ -1,6 +1,7 @@
 """The CPU backend: optimized IR -> LLVM IR text (``backends/llvm``) with C-ABI entries
 (``entry.py``) and fast Python entries (``pyentry.py``) -> llvmlite at O3 for this CPU ->
 machine code loaded with MCJIT (``engine.py``), called through ctypes (``abi.py``).
+Vectorized loops call glibc's vector math (``veclib.py``) unless ``disable={"vector-math"}``.
 
 Matrix products call NumPy's bundled OpenBLAS where it is found (``blas.py``); reverse-mode tapes
 of 1 MiB or more are kept between calls (``tape_pool.py``).  Artifacts can be saved (the object
@@ -26,6 +27,8 @@ from .abi import EntryPoint
 from .codegen import generate
 from .dispatch import Dispatcher
 from .engine import compile_ir, load_object
+
+VECTOR_MATH = "vector-math"  # ``disable={"vector-math"}``: libm in vectorized loops too
 
 
 def host_target() -> Target:
@@ -71,7 +74,8 @@ class CpuBackend(Backend):
             table[name] = (symbol if name == first else f"zy.entry.{name}",
                            fast if name == first else None, f.arg_types, f.result_types,
                            written_arguments(f, module))
-        return CpuArtifact(compile_ir(text), {"entries": table, "errors": errors})
+        return CpuArtifact(compile_ir(text, vector_math=VECTOR_MATH not in options.disable),
+                           {"entries": table, "errors": errors})
 
     def identity(self) -> tuple:
         return (llvmlite.__version__, llvm.get_host_cpu_name(),

@@ -11,6 +11,7 @@ import threading
 
 import llvmlite.binding as llvm
 
+from . import veclib
 from .blas import symbols
 from .pyentry import python_symbols
 from .tape_pool import pool_symbols
@@ -53,7 +54,9 @@ class Compiled:
         return self._engine.get_global_value_address(name)
 
 
-def compile_ir(text: str, optimize: bool = True) -> Compiled:
+def compile_ir(text: str, optimize: bool = True, vector_math: bool = True) -> Compiled:
+    """``vector_math``: vectorized loops call libmvec (``veclib.py``; 4 ulp) rather than libm
+    once per lane."""
     tm = target_machine()
     with _LOCK:
         mod = llvm.parse_assembly(text)
@@ -62,6 +65,9 @@ def compile_ir(text: str, optimize: bool = True) -> Compiled:
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
+            vector = veclib.map_vector_calls(str(mod)) if vector_math else None
+            if vector is not None:  # vectorized math: libmvec instead of a libm call per lane
+                mod = llvm.parse_assembly(vector)
         obj = tm.emit_object(mod)
         return _load(obj, str(mod))
 
@@ -86,6 +92,7 @@ def _bind_python_symbols():
 
 def _load(obj: bytes, text: str) -> Compiled:
     _bind_python_symbols()
+    veclib.library()  # (code from the disk cache may call it too)
     tm = _new_target_machine()
     empty = llvm.parse_assembly("")
     engine = llvm.create_mcjit_compiler(empty, tm)

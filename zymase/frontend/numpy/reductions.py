@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.core import Block, Region
 from ...ir.ops import (
     AddF,
     AddI,
@@ -17,6 +18,7 @@ from ...ir.ops import (
     CmpF,
     CmpI,
     DivF,
+    For,
     IsNan,
     MulF,
     MulI,
@@ -89,11 +91,14 @@ def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
         at = WIDER.get(rt, rt) if kind in ("sum", "mean") else rt
         init = b.const(IDENTITY.get(kind, 0), at)
 
-        def body(idx, acc):
-            x = b.cast(load(lw, a, to_index(idx)), at)
-            return [_combine(lw, kind, acc[0], x)]
+        if kind in ("sum", "mean") and at.is_float and loop_dims:
+            total = _lane_sum(lw, a, loop_dims, to_index, init)
+        else:
+            def body(idx, acc):
+                x = b.cast(load(lw, a, to_index(idx)), at)
+                return [_combine(lw, kind, acc[0], x)]
 
-        total = nest(lw, loop_dims, body, [init])[0]
+            total = nest(lw, loop_dims, body, [init])[0]
         if kind != "mean":
             return b.cast(total, rt)
         count = b.i64(1)
@@ -127,6 +132,58 @@ def python_extremum(lw, kind, a: Array, node):
 
     first = load(lw, a, [b.i64(0)])
     return Scalar(nest(lw, [n], body, [first])[0], False)
+
+
+LANES = 8
+
+
+def _lane_sum(lw, a, loop_dims, to_index, init):
+    """A float sum as NumPy's inner block adds: along the last loop dim, ``LANES`` interleaved
+    partial sums (one vector register) over the largest multiple of ``LANES`` elements, combined
+    pairwise, then the rest in order; rows (the outer dims) in order.  Vectorized code with
+    about ``LANES`` times less rounding error than one running sum."""
+    b = lw.b
+    at = init.type
+    *outer, n = loop_dims
+    lanes = b.i64(LANES)
+    m = b.op(AndI, n, b.i64(-LANES))  # n rounded down to a multiple of LANES (a power of 2)
+
+    def row(oidx, acc):
+        def block(j, parts):
+            return [b.op(AddF, p, b.cast(load(lw, a, to_index(oidx + [b.op(AddI, j, b.i64(k))])),
+                                         at)) for k, p in enumerate(parts)]
+
+        parts = _stepped(lw, m, lanes, block, [init] * LANES)
+        while len(parts) > 1:
+            parts = [b.op(AddF, parts[k], parts[k + 1]) for k in range(0, len(parts), 2)]
+
+        def rest(idx, acc2):
+            return [b.op(AddF, acc2[0], b.cast(load(lw, a, to_index(oidx + idx)), at))]
+
+        tail = _from(lw, m, n, rest, parts)
+        return [b.op(AddF, acc[0], tail[0])]
+
+    return nest(lw, outer, row, [init])[0]
+
+
+def _stepped(lw, hi, step, body, carried):
+    """``for j in range(0, hi, step)`` carrying ``carried``; ``body(j, acc) -> new acc``."""
+    return _loop(lw, lw.b.i64(0), hi, step, lambda iv, acc: body(iv, acc), carried)
+
+
+def _from(lw, lo, hi, body, carried):
+    """``for i in range(lo, hi)``; ``body([i], acc) -> new acc``."""
+    return _loop(lw, lo, hi, lw.b.i64(1), lambda iv, acc: body([iv], acc), carried)
+
+
+def _loop(lw, lo, hi, step, body, carried):
+    b = lw.b
+    blk = Block([I64, *[v.type for v in carried]])
+    with b.at(blk):
+        b.yield_(*body(blk.args[0], list(blk.args[1:])))
+    op = b.create(For, [lo, hi, step, *carried], [v.type for v in carried],
+                  regions=[Region([blk])])
+    return list(op.results)
 
 
 def _combine(lw, kind, acc, x):
