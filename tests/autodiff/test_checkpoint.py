@@ -366,7 +366,9 @@ def test_marked_helper_is_recomputed_not_inlined():
     d = np.random.default_rng(8).standard_normal(c.shape)
     np.testing.assert_allclose(np.dot(g[1], d), _fd(relax_twice_marked, (u0, c), 1, d),
                                rtol=1e-6)
-    assert relax_twice_marked(u0, c) == zymase.jit(relax_twice_marked)(u0, c)
+    # (vectorized sin and exp: within 4 ulp of libm's)
+    assert zymase.jit(relax_twice_marked)(u0, c) == pytest.approx(relax_twice_marked(u0, c),
+                                                                  rel=1e-14)
     _, t = zymase.jvp(relax_twice_marked, (u0, c), (np.ones_like(u0), np.zeros_like(c)))
     assert t == pytest.approx(float(np.sum(ref[0])), rel=1e-12)
     # the call is kept until reverse mode (inlined, the loop below would be differentiable)

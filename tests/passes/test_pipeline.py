@@ -77,8 +77,8 @@ def loop_depth(op, depth: int = 0) -> int:
 
 def test_pipeline_reads_like_a_table_of_contents():
     assert [name for name, _ in PIPELINE] == [
-        "inline", "canonicalize", "cse", "canonicalize", "licm", "boundscheck", "canonicalize",
-        "cse", "licm", "storefwd", "dce"]  # fmt: skip
+        "inline", "canonicalize", "cse", "canonicalize", "fuse", "licm", "boundscheck",
+        "canonicalize", "cse", "licm", "storefwd", "dce"]  # fmt: skip
 
 
 def test_norm_becomes_linear():

@@ -323,6 +323,23 @@ def _assert(op: Op) -> bool:
     return False
 
 
+def _broadcast(op: Op) -> bool:
+    """``broadcast(a, dim(a, 0), ..., dim(a, n-1))`` -> ``a`` (as a view of the result's layout):
+    broadcasting to the shape an array has is no view at all, and reading it through its own
+    strides lets loads be contiguous (vectorized) again."""
+    a, dims = op.operands[0], op.operands[1:]
+    if len(dims) != a.type.ndim or not all(
+            isinstance(d.op, ops.Dim) and d.op.operands[0] is a and d.op.attrs["axis"] == k
+            for k, d in enumerate(dims)):
+        return False
+    if a.type == op.result.type:
+        replace_op(op, [a])
+    else:
+        b = Builder.before(op)
+        replace_op(op, [b.op(ops.Relayout, a, type=op.result.type)])
+    return True
+
+
 def _dim(op: Op) -> bool:
     """The size of a dim of a buffer or view whose shape is at hand."""
     src, k = op.operands[0].op, op.attrs["axis"]
@@ -579,6 +596,7 @@ RULES = {
     ops.Cast: _cast_rule,
     ops.Assert: _assert,
     ops.Dim: _dim,
+    ops.Broadcast: _broadcast,
     ops.Stride: _stride,
     ops.Offset: _offset,
     ops.Index: _index,

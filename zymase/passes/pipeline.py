@@ -18,6 +18,7 @@ from .boundscheck import boundscheck
 from .canonicalize import canonicalize
 from .cse import cse
 from .dce import dce
+from .fuse import fuse
 from .inline import inline
 from .licm import licm
 from .storefwd import storefwd
@@ -29,6 +30,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("canonicalize", canonicalize),  # fold constants, algebraic identities, dead branches/loops
     ("cse", cse),  # one op per distinct pure computation (and per load between writes)
     ("canonicalize", canonicalize),  # fold what CSE exposed (checks of equal dims)
+    ("fuse", fuse),  # elementwise loops filling a temporary -> computed where it is read
     ("licm", licm),  # loop-invariant code out of loops (guarded when the loop may not run)
     ("boundscheck", boundscheck),  # prove index checks, version loops on the rest
     ("canonicalize", canonicalize),  # clean up what hoisting exposed

@@ -148,17 +148,24 @@ def _lane_sum(lw, a, loop_dims, to_index, init):
     lanes = b.i64(LANES)
     m = b.op(AndI, n, b.i64(-LANES))  # n rounded down to a multiple of LANES (a power of 2)
 
+    group = lw.mod.read_once = getattr(lw.mod, "read_once", 0) + 1
+
+    def read(idx):  # each element is read once, by one of these loads (passes/fuse.py)
+        v = load(lw, a, to_index(idx))
+        v.op.attrs["read_once"] = group
+        return b.cast(v, at)
+
     def row(oidx, acc):
         def block(j, parts):
-            return [b.op(AddF, p, b.cast(load(lw, a, to_index(oidx + [b.op(AddI, j, b.i64(k))])),
-                                         at)) for k, p in enumerate(parts)]
+            return [b.op(AddF, p, read(oidx + [b.op(AddI, j, b.i64(k))]))
+                    for k, p in enumerate(parts)]
 
         parts = _stepped(lw, m, lanes, block, [init] * LANES)
         while len(parts) > 1:
             parts = [b.op(AddF, parts[k], parts[k + 1]) for k in range(0, len(parts), 2)]
 
         def rest(idx, acc2):
-            return [b.op(AddF, acc2[0], b.cast(load(lw, a, to_index(oidx + idx)), at))]
+            return [b.op(AddF, acc2[0], read(oidx + idx))]
 
         tail = _from(lw, m, n, rest, parts)
         return [b.op(AddF, acc[0], tail[0])]
