@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import vector_math_programs as P  # noqa: E402
 
+
 def best(fn, repeats=7) -> float:
     fn()
     times = []
