@@ -30,20 +30,24 @@ def _copies(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
+SCALAR_MATH = ("vector-math",)
+
+
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_interp_backend_matches_cpu_on_the_corpus(name):
-    """Both backends run the same optimized IR with the same libm: equal to the last bit."""
+    """Both backends run the same optimized IR with the same libm (the CPU backend's vector
+    math, within 4 ulp, switched off): equal to the last bit."""
     mod = corpus().load(name)
     args = mod.make_inputs(SIZE.get(name, "small"))
     active = tuple(mod.ACTIVE)
     cpu_args, interp_args = _copies(args), _copies(args)
-    want = zymase.jit(mod.primal)(*cpu_args)
+    want = zymase.jit(mod.primal, disable=SCALAR_MATH)(*cpu_args)
     got = zymase.jit(mod.primal, backend="interp")(*interp_args)
     assert got == want and type(got) is type(want)
     for a, b in zip(cpu_args, interp_args):
         if isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)
-    value, grads = zymase.value_and_grad(mod.primal, active)(*args)
+    value, grads = zymase.value_and_grad(mod.primal, active, disable=SCALAR_MATH)(*args)
     ivalue, igrads = zymase.value_and_grad(mod.primal, active, backend="interp")(*args)
     assert ivalue == value
     for g, ig in zip(grads, igrads):
