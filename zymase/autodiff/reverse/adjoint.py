@@ -135,8 +135,8 @@ def _store(rt, op) -> None:
 
 
 def _matmul(rt, op) -> None:
-    """out = a @ b: ct_a += ct_out @ b^T, ct_b += a^T @ ct_out, then the shadow of out is
-    zeroed (the product overwrote it)."""
+    """out = a @ b: ct_a += ct_out @ b^H, ct_b += a^H @ ct_out (the transposes when real), then
+    the shadow of out is zeroed (the product overwrote it)."""
     a, bm, out = op.operands
     if not rt.act.active(out):
         return
@@ -144,6 +144,9 @@ def _matmul(rt, op) -> None:
     b = rt.b
     ranks = (a.type.ndim, bm.type.ndim)
     pa, pb = (_matmul_operand(rt, x, op) for x in (a, bm))
+    if a.type.dtype.is_complex:  # the conjugates, once (the transposes below are views)
+        pa = copy(b, pa, conj=True) if rt.act.active(bm) else pa
+        pb = copy(b, pb, conj=True) if rt.act.active(a) else pb
     if rt.act.active(a):
         sa = rt.shadow(a)
         if ranks == (2, 2):

@@ -1,8 +1,8 @@
 """Matrix products and small linear algebra: ``a @ b``, ``np.dot``/``matmul``/``inner``/``outer``/
 ``vdot``, ``np.linalg.norm`` (2-norm / Frobenius), ``np.trace``, ``np.diag``, ``np.eye``.
 
-Float matrix products (2-D @ 2-D, 2-D @ 1-D, 1-D @ 2-D) allocate the result and emit
-``linalg.matmul`` (BLAS in the backend); integer, boolean and complex ones are loop nests.  A
+Float and complex matrix products (2-D @ 2-D, 2-D @ 1-D, 1-D @ 2-D) allocate the result and
+emit ``linalg.matmul`` (BLAS in the backend); integer and boolean ones are loop nests.  A
 vector dot product is a reduction loop.  Inner dimensions are checked at run time (ShapeError).
 """
 
@@ -66,7 +66,7 @@ def matmul(lw, a, b, node):
     if a.type.ndim == b.type.ndim == 1:
         return Scalar(_dot_loop(lw, a, b, t, conj=False), False)
     out_dims = lw.dims(a)[:-1] + lw.dims(b)[1:]
-    if t.is_float:
+    if t.is_inexact:
         out = alloc(lw, t, out_dims)
         lw.b.create(
             Matmul,
