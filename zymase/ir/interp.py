@@ -480,7 +480,10 @@ def _free(frame: Frame, op: Op, args: list) -> Sequence:
 
 def _matmul(frame: Frame, op: Op, args: list) -> Sequence:
     a, b, out = args
-    out[...] = a @ b
+    if op.attrs.get("acc"):
+        out += a @ b
+    else:
+        out[...] = a @ b
     return ()
 
 

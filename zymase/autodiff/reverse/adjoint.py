@@ -42,7 +42,7 @@ from ...ir.ops import (
 )
 from ...ir.types import I64
 from ..activity import free_active, is_float, is_float_array, relevant
-from ..arrays import add_into, copy, dims, fill_zero, outer_add
+from ..arrays import add_into, copy, fill_zero, outer_add
 from ..plan.memory import renewed_array
 from ..rules import LINEAR, PARTIALS, ZERO
 from .calls import reverse_call
@@ -136,7 +136,7 @@ def _store(rt, op) -> None:
 
 def _matmul(rt, op) -> None:
     """out = a @ b: ct_a += ct_out @ b^H, ct_b += a^H @ ct_out (the transposes when real), then
-    the shadow of out is zeroed (the product overwrote it)."""
+    the shadow of out is zeroed (the product overwrote it; not when it added to it)."""
     a, bm, out = op.operands
     if not rt.act.active(out):
         return
@@ -162,7 +162,8 @@ def _matmul(rt, op) -> None:
         else:
             _matmul_add(rt, b.op(Transpose, pa, perm=list(range(pa.type.ndim))[::-1]),
                         so, sb)
-    fill_zero(b, so)
+    if not op.attrs.get("acc"):
+        fill_zero(b, so)
 
 
 def _matmul_operand(rt, x, op):
@@ -191,10 +192,7 @@ def _matmul_operand(rt, x, op):
 
 def _matmul_add(rt, x, y, dst):
     """dst += x @ y."""
-    shape = dims(rt.b, dst)
-    tmp = rt.b.create(Alloc, shape, [dst.type.with_layout("C")], {"init": "none"}).result
-    rt.b.create(Matmul, [x, y, tmp], [])
-    add_into(rt.b, dst, tmp)
+    rt.b.create(Matmul, [x, y, dst], [], {"acc": True})
 
 
 # ---------------------------------------------------------------------- control flow

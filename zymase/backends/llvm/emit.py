@@ -67,16 +67,16 @@ class ModuleEmitter:
         self.sites.append(op)
         return len(self.sites) - 1
 
-    def request_matmul(self, ranks: tuple[int, int], dtype: str) -> str:
-        """The name of the matrix-product kernel for ``ranks`` and ``dtype``, emitted once with
-        the helpers and BLAS declarations it needs."""
-        for name, text in matmul_kernels(ranks, dtype, self.target.blas).items():
+    def request_matmul(self, ranks: tuple[int, int], dtype: str, acc: bool) -> str:
+        """The name of the matrix-product kernel for ``ranks`` and ``dtype`` (``acc``: adding to
+        the output), emitted once with the helpers and BLAS declarations it needs."""
+        for name, text in matmul_kernels(ranks, dtype, acc, self.target.blas).items():
             if name not in self._kernels:
                 self._kernels.add(name)
                 self.funcs.append(text)
         if dtype in self.target.blas:
             self.declares.update(blas_declarations(dtype))
-        return kernel_name(ranks, dtype)
+        return kernel_name(ranks, dtype, acc)
 
     def text(self, runtime: str) -> str:
         if self.counting:

@@ -49,9 +49,10 @@ def blas_declarations(dtype: str) -> list[str]:
             f"{scalar}, ptr, i64)"]
 
 
-def matmul_kernels(ranks: tuple[int, int], dtype: str, blas: frozenset[str]) -> dict[str, str]:
-    """{LLVM name: definition} of the kernel for ``ranks`` and ``dtype`` and of the helpers it
-    calls (the module keeps one of each)."""
+def matmul_kernels(ranks: tuple[int, int], dtype: str, acc: bool,
+                   blas: frozenset[str]) -> dict[str, str]:
+    """{LLVM name: definition} of the kernel for ``ranks`` and ``dtype`` (``acc``: adding the
+    product to the output) and of the helpers it calls (the module keeps one of each)."""
     e = SCALAR[dtype]
     out = {f"zy.mm.loops.{dtype}": _loops(dtype, e)}
     use_blas = dtype in blas
@@ -63,21 +64,21 @@ def matmul_kernels(ranks: tuple[int, int], dtype: str, blas: frozenset[str]) -> 
             out[f"zy.mm.gemm.{dtype}"] = _gemm(dtype, e)
         else:
             out[f"zy.mm.gemv.{dtype}"] = _gemv(dtype, e)
-    out[kernel_name(ranks, dtype)] = _kernel(ranks, dtype, use_blas)
+    out[kernel_name(ranks, dtype, acc)] = _kernel(ranks, dtype, acc, use_blas)
     return out
 
 
-def kernel_name(ranks: tuple[int, int], dtype: str) -> str:
-    return f"zy.matmul.{ranks[0]}{ranks[1]}.{dtype}"
+def kernel_name(ranks: tuple[int, int], dtype: str, acc: bool) -> str:
+    return f"zy.matmul.{ranks[0]}{ranks[1]}.{dtype}{'.acc' if acc else ''}"
 
 
-def _kernel(ranks, dtype, use_blas) -> str:
+def _kernel(ranks, dtype, acc, use_blas) -> str:
     """Unpack the operands into strided matrices (m x k) @ (k x n) -> (m x n), then branch."""
     ra, rb = ranks
     ro = ra + rb - 2
     sa, sb, so = (array_struct(r) for r in (ra, rb, ro))
-    lines = [f"define internal void @{kernel_name(ranks, dtype)}({sa} %a, {sb} %b, {so} %o) #0 {{",
-             "entry:"]
+    lines = [f"define internal void @{kernel_name(ranks, dtype, acc)}({sa} %a, {sb} %b, "
+             f"{so} %o) #0 {{", "entry:"]
     for x, s, r in (("a", sa, ra), ("b", sb, rb), ("o", so, ro)):
         lines.append(f"  %{x}.p = extractvalue {s} %{x}, 1")
         for k in range(r):
@@ -94,8 +95,9 @@ def _kernel(ranks, dtype, use_blas) -> str:
     else:
         m, n, k = "1", "%b.n1", "%b.n0"
         a2, b2, o2 = ("0", "%a.s0"), ("%b.s0", "%b.s1"), ("0", "%o.s0")
+    flag = f"i1 {'true' if acc else 'false'}"
     args = (f"i64 {m}, i64 {n}, i64 {k}, ptr %a.p, i64 {a2[0]}, i64 {a2[1]}, "
-            f"ptr %b.p, i64 {b2[0]}, i64 {b2[1]}, ptr %o.p, i64 {o2[0]}, i64 {o2[1]}")
+            f"ptr %b.p, i64 {b2[0]}, i64 {b2[1]}, ptr %o.p, i64 {o2[0]}, i64 {o2[1]}, {flag}")
     if use_blas:
         if ranks == (2, 2):
             lines += [f"  %mn = mul i64 {m}, {n}", f"  %work = mul i64 %mn, {k}",
@@ -105,10 +107,10 @@ def _kernel(ranks, dtype, use_blas) -> str:
             lines += [f"  %work = mul i64 {m if ra == 2 else n}, {k}",
                       f"  %big = icmp sge i64 %work, {GEMV_MIN}"]
             call = (f"call void @zy.mm.gemv.{dtype}(i64 {m}, i64 {k}, ptr %a.p, i64 {a2[0]}, "
-                    f"i64 {a2[1]}, ptr %b.p, i64 {b2[0]}, ptr %o.p, i64 {o2[0]})"
+                    f"i64 {a2[1]}, ptr %b.p, i64 {b2[0]}, ptr %o.p, i64 {o2[0]}, {flag})"
                     if ra == 2 else  # x @ B = B^T x
                     f"call void @zy.mm.gemv.{dtype}(i64 {n}, i64 {k}, ptr %b.p, i64 {b2[1]}, "
-                    f"i64 {b2[0]}, ptr %a.p, i64 {a2[1]}, ptr %o.p, i64 {o2[1]})")
+                    f"i64 {b2[0]}, ptr %a.p, i64 {a2[1]}, ptr %o.p, i64 {o2[1]}, {flag})")
         lines += ["  br i1 %big, label %blas, label %loops", "blas:", f"  {call}", "  ret void",
                   "loops:"]
     lines += [f"  call void @zy.mm.loops.{dtype}({args})", "  ret void", "}"]
@@ -124,7 +126,7 @@ def _arith(dtype: str, e: str, op: str, dst: str, x: str, y: str) -> str:
 def _loops(dtype: str, e: str) -> str:
     zero = "zeroinitializer" if dtype.startswith("c") else "0.0"
     return f"""define internal void @zy.mm.loops.{dtype}(i64 %m, i64 %n, i64 %k, \
-ptr %a, i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs) #0 {{
+ptr %a, i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs, i1 %acc) #0 {{
 entry:
   br label %li
 li:
@@ -134,10 +136,18 @@ li:
 lj:
   %j = phi i64 [0, %li], [%j1, %lk.end]
   %jc = icmp slt i64 %j, %n
-  br i1 %jc, label %lk, label %lj.end
+  br i1 %jc, label %lj.body, label %lj.end
+lj.body:
+  %co1 = mul i64 %i, %crs
+  %co2 = mul i64 %j, %ccs
+  %co = add i64 %co1, %co2
+  %cp = getelementptr {e}, ptr %c, i64 %co
+  %old = load {e}, ptr %cp
+  %s0 = select i1 %acc, {e} %old, {e} {zero}
+  br label %lk
 lk:
-  %l = phi i64 [0, %lj], [%l1, %lk.body]
-  %s = phi {e} [{zero}, %lj], [%s1, %lk.body]
+  %l = phi i64 [0, %lj.body], [%l1, %lk.body]
+  %s = phi {e} [%s0, %lj.body], [%s1, %lk.body]
   %lc = icmp slt i64 %l, %k
   br i1 %lc, label %lk.body, label %lk.end
 lk.body:
@@ -156,10 +166,6 @@ lk.body:
   %l1 = add i64 %l, 1
   br label %lk
 lk.end:
-  %co1 = mul i64 %i, %crs
-  %co2 = mul i64 %j, %ccs
-  %co = add i64 %co1, %co2
-  %cp = getelementptr {e}, ptr %c, i64 %co
   store {e} %s, ptr %cp
   %j1 = add i64 %j, 1
   br label %lj
@@ -270,23 +276,26 @@ packed:
 
 
 def _operand(dtype: str, name: str, r: str, c: str, p: str, rs: str, cs: str,
-             fill: bool) -> list[str]:
+             fill: str) -> list[str]:
     """Lines giving %{name}.t (flag), %{name}.ld, %{name}.p (data) and %{name}.tmp."""
     lines = [f"  %{name} = call {OPERAND} @zy.mm.operand.{dtype}(i64 {r}, i64 {c}, ptr {p}, "
-             f"i64 {rs}, i64 {cs}, i1 {'true' if fill else 'false'})"]
+             f"i64 {rs}, i64 {cs}, i1 {fill})"]
     for k, f in enumerate(("t", "ld", "p", "tmp")):
         lines.append(f"  %{name}.{f} = extractvalue {OPERAND} %{name}, {k}")
     return lines
 
 
 def _scalars(dtype: str, e: str) -> tuple[list[str], str, str]:
-    """(lines, alpha argument, beta argument): 1 and 0, by value or (complex) by pointer."""
+    """(lines, alpha argument, beta argument): alpha 1, beta 1 with %acc and 0 without, by value
+    or (complex) by pointer."""
     if not dtype.startswith("c"):
-        return [], f"{e} 1.0", f"{e} 0.0"
+        return [f"  %beta = select i1 %acc, {e} 1.0, {e} 0.0"], f"{e} 1.0", f"{e} %beta"
     f = e[1:].split(",")[0]
     return [f"  %alpha = alloca {e}", f"  %beta = alloca {e}",
             f"  store {e} {{{f} 1.0, {f} 0.0}}, ptr %alpha",
-            f"  store {e} zeroinitializer, ptr %beta"], "ptr %alpha", "ptr %beta"
+            f"  %b1 = select i1 %acc, {f} 1.0, {f} 0.0",
+            f"  %b2 = insertvalue {e} zeroinitializer, {f} %b1, 0",
+            f"  store {e} %b2, ptr %beta"], "ptr %alpha", "ptr %beta"
 
 
 def _unless_failed(dtype: str, names, loop_args: str) -> list[str]:
@@ -315,14 +324,15 @@ def _gemm(dtype: str, e: str) -> str:
     x = BLAS_NAMES[dtype]
     scal, alpha, beta = _scalars(dtype, e)
     lines = [f"define internal void @zy.mm.gemm.{dtype}(i64 %m, i64 %n, i64 %k, ptr %a, "
-             "i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs) #0 {",
-             "entry:",
+             "i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs, "
+             "i1 %acc) #0 {", "entry:",
              *scal,
-             *_operand(dtype, "A", "%m", "%k", "%a", "%ars", "%acs", True),
-             *_operand(dtype, "B", "%k", "%n", "%b", "%brs", "%bcs", True),
-             *_operand(dtype, "C", "%m", "%n", "%c", "%crs", "%ccs", False),
+             *_operand(dtype, "A", "%m", "%k", "%a", "%ars", "%acs", "true"),
+             *_operand(dtype, "B", "%k", "%n", "%b", "%brs", "%bcs", "true"),
+             *_operand(dtype, "C", "%m", "%n", "%c", "%crs", "%ccs", "%acc"),
              *_unless_failed(dtype, ("A", "B", "C"), "%m, i64 %n, i64 %k, ptr %a, i64 %ars, "
-                             "i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs"),
+                             "i64 %acs, ptr %b, i64 %brs, i64 %bcs, ptr %c, i64 %crs, i64 %ccs, "
+                             "i1 %acc"),
              f"  %colc = icmp eq i32 %C.t, {TRANS}",
              f"  %order = select i1 %colc, i32 {COL_MAJOR}, i32 {ROW_MAJOR}"]
     for v in ("A", "B"):
@@ -341,18 +351,18 @@ def _gemv(dtype: str, e: str) -> str:
     x = BLAS_NAMES[dtype]
     scal, alpha, beta = _scalars(dtype, e)
     lines = [f"define internal void @zy.mm.gemv.{dtype}(i64 %m, i64 %k, ptr %a, i64 %ars, "
-             "i64 %acs, ptr %b, i64 %brs, ptr %c, i64 %crs) #0 {", "entry:", *scal,
+             "i64 %acs, ptr %b, i64 %brs, ptr %c, i64 %crs, i1 %acc) #0 {", "entry:", *scal,
              "  %lay = call {i32, i64} @zy.mm.layout(i64 %m, i64 %k, i64 %ars, i64 %acs)",
              "  %how = extractvalue {i32, i64} %lay, 0",
              "  %direct = icmp ne i32 %how, 0", "  br i1 %direct, label %blas, label %loops",
              "loops:", f"  call void @zy.mm.loops.{dtype}(i64 %m, i64 1, i64 %k, ptr %a, "
-             "i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 0, ptr %c, i64 %crs, i64 0)",
+             "i64 %ars, i64 %acs, ptr %b, i64 %brs, i64 0, ptr %c, i64 %crs, i64 0, i1 %acc)",
              "  ret void", "blas:",
-             *_operand(dtype, "A", "%m", "%k", "%a", "%ars", "%acs", True),
-             *_operand(dtype, "B", "%k", "1", "%b", "%brs", "1", True),
-             *_operand(dtype, "C", "%m", "1", "%c", "%crs", "1", False),
+             *_operand(dtype, "A", "%m", "%k", "%a", "%ars", "%acs", "true"),
+             *_operand(dtype, "B", "%k", "1", "%b", "%brs", "1", "true"),
+             *_operand(dtype, "C", "%m", "1", "%c", "%crs", "1", "%acc"),
              *_unless_failed(dtype, ("B", "C"), "%m, i64 1, i64 %k, ptr %a, i64 %ars, i64 %acs, "
-                             "ptr %b, i64 %brs, i64 0, ptr %c, i64 %crs, i64 0"),
+                             "ptr %b, i64 %brs, i64 0, ptr %c, i64 %crs, i64 0, i1 %acc"),
              f"  %cola = icmp eq i32 %A.t, {TRANS}",
              f"  %order = select i1 %cola, i32 {COL_MAJOR}, i32 {ROW_MAJOR}",
              f"  call void @zy.cblas_{x}gemv(i32 %order, i32 {NO_TRANS}, i64 %m, i64 %k, {alpha}, "

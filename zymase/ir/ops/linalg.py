@@ -1,7 +1,9 @@
 """``linalg``: matrix products, lowered to BLAS where the backend has it.
 
-``linalg.matmul %a, %b, %out`` writes ``out = a @ b`` for ranks (2,2), (2,1) and (1,2); ``out`` does
-not overlap ``a`` or ``b``.
+``linalg.matmul %a, %b, %out`` writes ``out = a @ b`` for ranks (2,2), (2,1) and (1,2) of one float
+or complex type; ``out`` does not overlap ``a`` or ``b``.  With ``{acc = true}`` it adds the product
+to ``out`` (``out += a @ b``, which then reads ``out`` too): what reverse mode accumulates into a
+shadow, with BLAS's beta = 1 and no temporary.
 """
 
 from __future__ import annotations
@@ -25,3 +27,5 @@ class Matmul(SimpleOp):
             raise VerifyError("linalg.matmul: ranks must be (2,2), (2,1) or (1,2)")
         if not (a.dtype == b.dtype == out.dtype) or not a.dtype.is_inexact:
             raise VerifyError("linalg.matmul: operands must share a float type")
+        if not isinstance(self.attrs.get("acc", False), bool):
+            raise VerifyError("linalg.matmul: acc must be a boolean")
