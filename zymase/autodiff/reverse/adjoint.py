@@ -149,19 +149,18 @@ def _matmul(rt, op) -> None:
         pb = copy(b, pb, conj=True) if rt.act.active(a) else pb
     if rt.act.active(a):
         sa = rt.shadow(a)
-        if ranks == (2, 2):
-            _matmul_add(rt, so, b.op(Transpose, pb, perm=[1, 0]), sa)
-        elif ranks == (2, 1):
+        if ranks == (2, 1):
             outer_add(b, sa, so, pb)
-        else:
+        elif ranks == (1, 2):
             _matmul_add(rt, pb, so, sa)
+        else:
+            _matmul_add(rt, so, _matrix_transpose(b, pb), sa)
     if rt.act.active(bm):
         sb = rt.shadow(bm)
         if ranks == (1, 2):
             outer_add(b, sb, pa, so)
         else:
-            _matmul_add(rt, b.op(Transpose, pa, perm=list(range(pa.type.ndim))[::-1]),
-                        so, sb)
+            _matmul_add(rt, _matrix_transpose(b, pa), so, sb)
     if not op.attrs.get("acc"):
         fill_zero(b, so)
 
@@ -188,6 +187,12 @@ def _matmul_operand(rt, x, op):
     sweep = rt.sweep
     return sweep.copy_once(("snapshot", x, op),
                            lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
+
+
+def _matrix_transpose(b, x):
+    """The transpose of a matrix, or of each matrix of a stack (a view)."""
+    n = x.type.ndim
+    return b.op(Transpose, x, perm=[*range(n - 2), n - 1, n - 2])
 
 
 def _matmul_add(rt, x, y, dst):

@@ -60,7 +60,7 @@ def matmul_kernels(ranks: tuple[int, int], dtype: str, acc: bool,
         out["zy.mm.layout"] = LAYOUT
         out[f"zy.mm.copy.{dtype}"] = COPY.format(t=dtype, e=e)
         out[f"zy.mm.operand.{dtype}"] = OPERAND_FN.format(t=dtype, e=e, o=OPERAND)
-        if ranks == (2, 2):
+        if ranks[0] == ranks[1]:
             out[f"zy.mm.gemm.{dtype}"] = _gemm(dtype, e)
         else:
             out[f"zy.mm.gemv.{dtype}"] = _gemv(dtype, e)
@@ -73,9 +73,10 @@ def kernel_name(ranks: tuple[int, int], dtype: str, acc: bool) -> str:
 
 
 def _kernel(ranks, dtype, acc, use_blas) -> str:
-    """Unpack the operands into strided matrices (m x k) @ (k x n) -> (m x n), then branch."""
+    """Unpack the operands into strided matrices (m x k) @ (k x n) -> (m x n), then branch; for
+    stacks (ranks (r, r), r > 2, equal batch dims), once per matrix of the batch."""
     ra, rb = ranks
-    ro = ra + rb - 2
+    ro = ra if ra == rb else 1
     sa, sb, so = (array_struct(r) for r in (ra, rb, ro))
     lines = [f"define internal void @{kernel_name(ranks, dtype, acc)}({sa} %a, {sb} %b, "
              f"{so} %o) #0 {{", "entry:"]
@@ -86,35 +87,69 @@ def _kernel(ranks, dtype, acc, use_blas) -> str:
             lines.append(f"  %{x}.s{k} = extractvalue {s} %{x}, 3, {k}")
     # (m, n, k) and the 2-D strides of a (m x k), b (k x n), out (m x n); a vector is one row
     # (a) or one column (b, out) whose other stride is never used (0)
-    if ranks == (2, 2):
-        m, n, k = "%a.n0", "%b.n1", "%a.n1"
-        a2, b2, o2 = ("%a.s0", "%a.s1"), ("%b.s0", "%b.s1"), ("%o.s0", "%o.s1")
-    elif ranks == (2, 1):
+    nb = ra - 2 if ra == rb else 0  # batch dims; a stack's matrix dims follow them
+    if ranks == (2, 1):
         m, n, k = "%a.n0", "1", "%a.n1"
         a2, b2, o2 = ("%a.s0", "%a.s1"), ("%b.s0", "0"), ("%o.s0", "0")
-    else:
+    elif ranks == (1, 2):
         m, n, k = "1", "%b.n1", "%b.n0"
         a2, b2, o2 = ("0", "%a.s0"), ("%b.s0", "%b.s1"), ("0", "%o.s0")
+    else:
+        m, n, k = f"%a.n{nb}", f"%b.n{nb + 1}", f"%a.n{nb + 1}"
+        a2, b2, o2 = ((f"%{x}.s{nb}", f"%{x}.s{nb + 1}") for x in "abo")
     flag = f"i1 {'true' if acc else 'false'}"
-    args = (f"i64 {m}, i64 {n}, i64 {k}, ptr %a.p, i64 {a2[0]}, i64 {a2[1]}, "
-            f"ptr %b.p, i64 {b2[0]}, i64 {b2[1]}, ptr %o.p, i64 {o2[0]}, i64 {o2[1]}, {flag}")
     if use_blas:
-        if ranks == (2, 2):
+        if ra == rb:
             lines += [f"  %mn = mul i64 {m}, {n}", f"  %work = mul i64 %mn, {k}",
                       f"  %big = icmp sge i64 %work, {GEMM_MIN}"]
-            call = f"call void @zy.mm.gemm.{dtype}({args})"
         else:
             lines += [f"  %work = mul i64 {m if ra == 2 else n}, {k}",
                       f"  %big = icmp sge i64 %work, {GEMV_MIN}"]
-            call = (f"call void @zy.mm.gemv.{dtype}(i64 {m}, i64 {k}, ptr %a.p, i64 {a2[0]}, "
-                    f"i64 {a2[1]}, ptr %b.p, i64 {b2[0]}, ptr %o.p, i64 {o2[0]}, {flag})"
-                    if ra == 2 else  # x @ B = B^T x
-                    f"call void @zy.mm.gemv.{dtype}(i64 {n}, i64 {k}, ptr %b.p, i64 {b2[1]}, "
-                    f"i64 {b2[0]}, ptr %a.p, i64 {a2[1]}, ptr %o.p, i64 {o2[1]}, {flag})")
-        lines += ["  br i1 %big, label %blas, label %loops", "blas:", f"  {call}", "  ret void",
+    ptrs = ("%a.p", "%b.p", "%o.p")
+    if nb:
+        lines += _batch_loop(nb, SCALAR[dtype])
+        ptrs = ("%a.q", "%b.q", "%o.q")
+    pa, pb, po = ptrs
+    tail = "  br label %next" if nb else "  ret void"
+    args = (f"i64 {m}, i64 {n}, i64 {k}, ptr {pa}, i64 {a2[0]}, i64 {a2[1]}, "
+            f"ptr {pb}, i64 {b2[0]}, i64 {b2[1]}, ptr {po}, i64 {o2[0]}, i64 {o2[1]}, {flag}")
+    if use_blas:
+        if ra == rb:
+            call = f"call void @zy.mm.gemm.{dtype}({args})"
+        elif ra == 2:
+            call = (f"call void @zy.mm.gemv.{dtype}(i64 {m}, i64 {k}, ptr {pa}, i64 {a2[0]}, "
+                    f"i64 {a2[1]}, ptr {pb}, i64 {b2[0]}, ptr {po}, i64 {o2[0]}, {flag})")
+        else:  # x @ B = B^T x
+            call = (f"call void @zy.mm.gemv.{dtype}(i64 {n}, i64 {k}, ptr {pb}, i64 {b2[1]}, "
+                    f"i64 {b2[0]}, ptr {pa}, i64 {a2[1]}, ptr {po}, i64 {o2[1]}, {flag})")
+        lines += ["  br i1 %big, label %blas, label %loops", "blas:", f"  {call}", tail,
                   "loops:"]
-    lines += [f"  call void @zy.mm.loops.{dtype}({args})", "  ret void", "}"]
-    return "\n".join(lines)
+    lines += [f"  call void @zy.mm.loops.{dtype}({args})", tail]
+    if nb:
+        lines += ["next:", "  %t1 = add i64 %t, 1", "  br label %batch", "exit:", "  ret void"]
+    return "\n".join(lines + ["}"])
+
+
+def _batch_loop(nb: int, e: str) -> list[str]:
+    """A loop over the batch (``%t`` counts the matrices, the last batch dim fastest) giving
+    %a.q, %b.q, %o.q: the first element of each operand's matrix."""
+    lines = ["  %total.0 = add i64 1, 0"]
+    for d in range(nb):
+        lines.append(f"  %total.{d + 1} = mul i64 %total.{d}, %o.n{d}")
+    lines += ["  br label %batch", "batch:", "  %t = phi i64 [0, %entry], [%t1, %next]",
+              f"  %more = icmp slt i64 %t, %total.{nb}", "  br i1 %more, label %body, label %exit",
+              "body:", "  %rest.0 = add i64 %t, 0"]
+    offs = {x: "0" for x in "abo"}
+    for j, d in enumerate(reversed(range(nb))):
+        lines += [f"  %i{d} = urem i64 %rest.{j}, %o.n{d}",
+                  f"  %rest.{j + 1} = udiv i64 %rest.{j}, %o.n{d}"]
+        for x in "abo":
+            lines += [f"  %{x}.o{d} = mul i64 %i{d}, %{x}.s{d}",
+                      f"  %{x}.sum{d} = add i64 {offs[x]}, %{x}.o{d}"]
+            offs[x] = f"%{x}.sum{d}"
+    for x in "abo":
+        lines.append(f"  %{x}.q = getelementptr {e}, ptr %{x}.p, i64 {offs[x]}")
+    return lines
 
 
 def _arith(dtype: str, e: str, op: str, dst: str, x: str, y: str) -> str:
