@@ -45,7 +45,7 @@ def _einsum(lw, args, kwargs, node):
     ops = [as_array(lw, v, "np.einsum", node) for v in args[1:]]
     terms, out = parse(args[0].obj, [a.type.ndim for a in ops], lambda msg: lw.err(
         ZymaseValueError, f"np.einsum('{args[0].obj}'): {msg}", node))
-    if len(ops) == 1 and sorted(terms[0]) == sorted(out):
+    if len(ops) == 1 and set(terms[0]) == set(out):  # nothing summed
         return _permuted(lw, ops[0], terms[0], out)
     if len(ops) == 2:
         product = _as_matmul(lw, terms, out, ops, node)
