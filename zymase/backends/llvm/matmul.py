@@ -1,20 +1,22 @@
-"""Matrix-product kernels in LLVM IR: ``linalg.matmul`` calls ``@zy.matmul.<ranks>.<dtype>``.
+"""Matrix-product kernels in LLVM IR: ``linalg.matmul`` calls ``@zy.matmul.<ranks>.<dtype>``
+(``.acc`` when it adds to its output).
 
-The kernel sees every operand as a strided 2-D matrix (a vector as a column of a matrix) and picks
-one of two paths at run time:
+The kernel sees every operand as a strided 2-D matrix (a vector as one row or column), a stack
+as one such matrix per batch index, and picks one of two paths at run time:
 
 * BLAS, when the target has it for the element type and the product is big enough: gemm for
   matrix @ matrix, gemv for matrix @ vector and vector @ matrix (``x @ B`` is ``B^T x``).  A matrix
   is passed as it lies: row-major (unit column stride) as it is, column-major (unit row stride, a
   transposed view such as ``x.T``) with the transpose flag; an output that is column-major makes
   the call column-major.  An operand with other strides (``A[:, ::2]``, a reversed or broadcast
-  view) is copied into a row-major temporary, and an output with other strides gets its result
-  through one.  Complex types pass alpha and beta by pointer, as CBLAS wants.
+  view) is copied into a row-major temporary for gemm, and an output with other strides gets its
+  result through one; gemv runs the loops instead (see GEMV_MIN).  Accumulating is beta = 1.
+  Complex types pass alpha and beta by pointer, as CBLAS wants.
 * loops (``i, j, k``) on any strides: small products, where a BLAS call costs more than it saves,
   and every product when BLAS was not found.
 
-The thresholds below were measured on this machine class (AMD EPYC, one OpenBLAS thread,
-``benchmarks/bench_matmul.py --crossover``); see the comment at each.
+The thresholds were measured on this machine class (AMD EPYC, one OpenBLAS thread), inside a
+compiled loop so that no call overhead counts: ``benchmarks/bench_matmul.py --crossover``.
 """
 
 from __future__ import annotations
@@ -23,17 +25,18 @@ from .types import SCALAR, array_struct
 
 ROW_MAJOR, COL_MAJOR = 101, 102  # CBLAS_ORDER
 NO_TRANS, TRANS = 111, 112  # CBLAS_TRANSPOSE; NO_TRANS + TRANS - t flips t
-# m * n * k from which gemm beats the loops.  Per product (us), loops / gemm, square float64:
-#   n=3: 0.03-0.06 / 0.04-0.06   n=4: 0.05 / 0.05-0.07   n=5: 0.08-0.10 / 0.05-0.07
-#   n=6: 0.12-0.15 / 0.05-0.07   n=8: 0.19 / 0.05-0.09   n=16: 1.4-2.7 / 0.2-0.5
-#   n=64: 138-159 / 9.3-11.4     n=128: 1930-2550 / 88-95
-# (the ranges span row-major, transposed and strided ``a``; a strided one is packed for gemm)
+# m * n * k from which gemm beats the loops.  Per product (us), loops / gemm, square float64,
+# over row-major, transposed and strided ``a`` (a strided one is packed for gemm):
+#   n=3: 0.033 / 0.045-0.060   n=4: 0.050-0.058 / 0.044-0.060   n=5: 0.081-0.096 / 0.058-0.076
+#   n=6: 0.12-0.16 / 0.05-0.07  n=8: 0.19-0.24 / 0.06-0.11    n=16: 1.39 / 0.21-0.33
+#   n=64: 139-158 / 9.4-11.0    n=128: 1750-2430 / 88-95
 GEMM_MIN = 125
-# m * k from which gemv beats the loops, per product (us), loops / gemv:
-#   n=10: 0.047 / 0.052-0.066   n=12: 0.063 / 0.052-0.063   n=14: 0.082 / 0.064-0.077
-#   n=16: 0.093 / 0.07-0.08     n=32: 0.43 / 0.12           n=128: 9.3-14 / 1.2
+# m * k from which gemv beats the loops, per product (us), loops / gemv, row-major and
+# transposed ``A``:
+#   n=10: 0.048 / 0.053-0.069   n=12: 0.064 / 0.054-0.063   n=16: 0.094 / 0.064-0.069
+#   n=32: 0.42 / 0.12           n=128: 9.4-14.1 / 1.2
 # A matrix gemv cannot read runs the loops at any size: packing it costs as much as they do
-# (n=128 with ``A[:, ::2]``: loops 9.3, copy + gemv 8.3).
+# (``A[:, ::2]``, n=128: loops 9.3, copy + gemv 8.3).
 GEMV_MIN = 144
 BLAS_NAMES = {"f64": "d", "f32": "s", "c128": "z", "c64": "c"}
 OPERAND = "{i32, i64, ptr, ptr}"  # (NO_TRANS or TRANS as seen row-major, ld, data, temporary)
@@ -76,58 +79,54 @@ def _kernel(ranks, dtype, acc, use_blas) -> str:
     """Unpack the operands into strided matrices (m x k) @ (k x n) -> (m x n), then branch; for
     stacks (ranks (r, r), r > 2, equal batch dims), once per matrix of the batch."""
     ra, rb = ranks
-    ro = ra if ra == rb else 1
-    sa, sb, so = (array_struct(r) for r in (ra, rb, ro))
+    rs = (ra, rb, ra if ra == rb else 1)
+    sa, sb, so = (array_struct(r) for r in rs)
     lines = [f"define internal void @{kernel_name(ranks, dtype, acc)}({sa} %a, {sb} %b, "
              f"{so} %o) #0 {{", "entry:"]
-    for x, s, r in (("a", sa, ra), ("b", sb, rb), ("o", so, ro)):
+    for x, s, r in zip("abo", (sa, sb, so), rs):
         lines.append(f"  %{x}.p = extractvalue {s} %{x}, 1")
         for k in range(r):
             lines.append(f"  %{x}.n{k} = extractvalue {s} %{x}, 2, {k}")
             lines.append(f"  %{x}.s{k} = extractvalue {s} %{x}, 3, {k}")
-    # (m, n, k) and the 2-D strides of a (m x k), b (k x n), out (m x n); a vector is one row
-    # (a) or one column (b, out) whose other stride is never used (0)
     nb = ra - 2 if ra == rb else 0  # batch dims; a stack's matrix dims follow them
-    if ranks == (2, 1):
-        m, n, k = "%a.n0", "1", "%a.n1"
-        a2, b2, o2 = ("%a.s0", "%a.s1"), ("%b.s0", "0"), ("%o.s0", "0")
-    elif ranks == (1, 2):
-        m, n, k = "1", "%b.n1", "%b.n0"
-        a2, b2, o2 = ("0", "%a.s0"), ("%b.s0", "%b.s1"), ("0", "%o.s0")
-    else:
-        m, n, k = f"%a.n{nb}", f"%b.n{nb + 1}", f"%a.n{nb + 1}"
-        a2, b2, o2 = ((f"%{x}.s{nb}", f"%{x}.s{nb + 1}") for x in "abo")
+    m, n, k, a2, b2, o2 = _matrices(ranks, nb)
     flag = f"i1 {'true' if acc else 'false'}"
     if use_blas:
-        if ra == rb:
-            lines += [f"  %mn = mul i64 {m}, {n}", f"  %work = mul i64 %mn, {k}",
-                      f"  %big = icmp sge i64 %work, {GEMM_MIN}"]
-        else:
-            lines += [f"  %work = mul i64 {m if ra == 2 else n}, {k}",
-                      f"  %big = icmp sge i64 %work, {GEMV_MIN}"]
-    ptrs = ("%a.p", "%b.p", "%o.p")
+        work = f"{m}, {n}" if ra == rb else f"{m if ra == 2 else n}, 1"
+        lines += [f"  %mn = mul i64 {work}", f"  %work = mul i64 %mn, {k}",
+                  f"  %big = icmp sge i64 %work, {GEMM_MIN if ra == rb else GEMV_MIN}"]
+    pa, pb, po = ("%a.q", "%b.q", "%o.q") if nb else ("%a.p", "%b.p", "%o.p")
     if nb:
         lines += _batch_loop(nb, SCALAR[dtype])
-        ptrs = ("%a.q", "%b.q", "%o.q")
-    pa, pb, po = ptrs
     tail = "  br label %next" if nb else "  ret void"
     args = (f"i64 {m}, i64 {n}, i64 {k}, ptr {pa}, i64 {a2[0]}, i64 {a2[1]}, "
             f"ptr {pb}, i64 {b2[0]}, i64 {b2[1]}, ptr {po}, i64 {o2[0]}, i64 {o2[1]}, {flag}")
     if use_blas:
         if ra == rb:
-            call = f"call void @zy.mm.gemm.{dtype}({args})"
+            call = f"@zy.mm.gemm.{dtype}({args})"
         elif ra == 2:
-            call = (f"call void @zy.mm.gemv.{dtype}(i64 {m}, i64 {k}, ptr {pa}, i64 {a2[0]}, "
+            call = (f"@zy.mm.gemv.{dtype}(i64 {m}, i64 {k}, ptr {pa}, i64 {a2[0]}, "
                     f"i64 {a2[1]}, ptr {pb}, i64 {b2[0]}, ptr {po}, i64 {o2[0]}, {flag})")
         else:  # x @ B = B^T x
-            call = (f"call void @zy.mm.gemv.{dtype}(i64 {n}, i64 {k}, ptr {pb}, i64 {b2[1]}, "
+            call = (f"@zy.mm.gemv.{dtype}(i64 {n}, i64 {k}, ptr {pb}, i64 {b2[1]}, "
                     f"i64 {b2[0]}, ptr {pa}, i64 {a2[1]}, ptr {po}, i64 {o2[1]}, {flag})")
-        lines += ["  br i1 %big, label %blas, label %loops", "blas:", f"  {call}", tail,
-                  "loops:"]
+        lines += ["  br i1 %big, label %blas, label %loops", "blas:", f"  call void {call}",
+                  tail, "loops:"]
     lines += [f"  call void @zy.mm.loops.{dtype}({args})", tail]
     if nb:
         lines += ["next:", "  %t1 = add i64 %t, 1", "  br label %batch", "exit:", "  ret void"]
     return "\n".join(lines + ["}"])
+
+
+def _matrices(ranks, nb):
+    """(m, n, k) and the (row, column) strides of a (m x k), b (k x n) and out (m x n); a vector
+    is one row (a) or one column (b, out) whose other stride is never used (0)."""
+    if ranks == (2, 1):
+        return "%a.n0", "1", "%a.n1", ("%a.s0", "%a.s1"), ("%b.s0", "0"), ("%o.s0", "0")
+    if ranks == (1, 2):
+        return "1", "%b.n1", "%b.n0", ("0", "%a.s0"), ("%b.s0", "%b.s1"), ("0", "%o.s0")
+    return (f"%a.n{nb}", f"%b.n{nb + 1}", f"%a.n{nb + 1}",
+            *((f"%{x}.s{nb}", f"%{x}.s{nb + 1}") for x in "abo"))
 
 
 def _batch_loop(nb: int, e: str) -> list[str]:
