@@ -1,11 +1,11 @@
 """Loop nests over shadow buffers used by the transforms: accumulate one array into another,
-zero a buffer, add an outer product, copy (snapshots)."""
+zero a buffer, add an outer product, copy (snapshots), conjugate."""
 
 from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.core import Block, Region, Value
-from ..ir.ops import AddF, Alloc, Dim, For, Load, MulF, Store
+from ..ir.ops import AddF, Alloc, Conj, Dim, For, Load, MulF, Store
 from ..ir.types import I64
 
 
@@ -50,9 +50,13 @@ def outer_add(b: Builder, dst: Value, x: Value, y: Value) -> None:
     nest(b, dims(b, dst), body)
 
 
-def copy(b: Builder, src: Value) -> Value:
-    """A fresh C-contiguous copy of ``src``."""
+def copy(b: Builder, src: Value, conj: bool = False) -> Value:
+    """A fresh C-contiguous copy of ``src`` (its complex conjugate with ``conj``)."""
     shape = dims(b, src)
     out = b.create(Alloc, shape, [src.type.with_layout("C")], {"init": "none"}).result
-    nest(b, shape, lambda idx: b.create(Store, [b.op(Load, src, *idx), out, *idx], []))
+
+    def body(idx):
+        v = b.op(Load, src, *idx)
+        b.create(Store, [b.op(Conj, v) if conj else v, out, *idx], [])
+    nest(b, shape, body)
     return out

@@ -43,7 +43,7 @@ from ..ir.printer import Symbol
 from ..ir.types import ArrayType
 from ..passes.rewrite import clone_op
 from .activity import Activity, is_float, is_float_array
-from .arrays import add_into
+from .arrays import fill_zero
 from .rules import LINEAR, PARTIALS, ZERO, RuleBuilder
 
 
@@ -240,18 +240,15 @@ class ForwardTransform:
         a, bm, out = op.operands
         if out not in self.tan:
             return
-        for w in range(self.width):
+        for w in range(self.width):  # t_out (+)= t_a @ b + a @ t_b
             so = self.tan[out][w]
-            ta, tb = self.t(a, w), self.t(bm, w)
-            if ta is not None:
-                self.b.create(Matmul, [ta, self.x(bm), so], [])
-            if tb is not None:
-                target = so
-                if ta is not None:
-                    target = self.zero_like(so)
-                self.b.create(Matmul, [self.x(a), tb, target], [])
-                if ta is not None:
-                    add_into(self.b, so, target)
+            acc = bool(op.attrs.get("acc"))
+            for x, y in ((self.t(a, w), self.x(bm)), (self.x(a), self.t(bm, w))):
+                if x is not None and y is not None:
+                    self.b.create(Matmul, [x, y, so], [], {"acc": acc})
+                    acc = True
+            if not acc:  # overwritten by a product of constants
+                fill_zero(self.b, so)
 
     # ------------------------------------------------------------------ control flow
     def carried_tangents(self, values) -> list[bool]:

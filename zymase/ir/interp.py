@@ -479,8 +479,14 @@ def _free(frame: Frame, op: Op, args: list) -> Sequence:
 
 
 def _matmul(frame: Frame, op: Op, args: list) -> Sequence:
+    """One matrix at a time for stacks: a shadow accumulated into may be a broadcast view, whose
+    matrices share memory (NumPy's ``+=`` would keep one of the sums)."""
     a, b, out = args
-    out[...] = a @ b
+    for idx in np.ndindex(out.shape[:-2]) if out.ndim > 2 else [()]:
+        if op.attrs.get("acc"):
+            out[idx] += a[idx] @ b[idx]
+        else:
+            out[idx] = a[idx] @ b[idx]
     return ()
 
 

@@ -42,7 +42,7 @@ from ...ir.ops import (
 )
 from ...ir.types import I64
 from ..activity import free_active, is_float, is_float_array, relevant
-from ..arrays import add_into, copy, dims, fill_zero, outer_add
+from ..arrays import add_into, copy, fill_zero, outer_add
 from ..plan.memory import renewed_array
 from ..rules import LINEAR, PARTIALS, ZERO
 from .calls import reverse_call
@@ -135,8 +135,8 @@ def _store(rt, op) -> None:
 
 
 def _matmul(rt, op) -> None:
-    """out = a @ b: ct_a += ct_out @ b^T, ct_b += a^T @ ct_out, then the shadow of out is
-    zeroed (the product overwrote it)."""
+    """out = a @ b: ct_a += ct_out @ b^H, ct_b += a^H @ ct_out (the transposes when real), then
+    the shadow of out is zeroed (the product overwrote it; not when it added to it)."""
     a, bm, out = op.operands
     if not rt.act.active(out):
         return
@@ -144,22 +144,25 @@ def _matmul(rt, op) -> None:
     b = rt.b
     ranks = (a.type.ndim, bm.type.ndim)
     pa, pb = (_matmul_operand(rt, x, op) for x in (a, bm))
+    if a.type.dtype.is_complex:  # the conjugates, once (the transposes below are views)
+        pa = copy(b, pa, conj=True) if rt.act.active(bm) else pa
+        pb = copy(b, pb, conj=True) if rt.act.active(a) else pb
     if rt.act.active(a):
         sa = rt.shadow(a)
-        if ranks == (2, 2):
-            _matmul_add(rt, so, b.op(Transpose, pb, perm=[1, 0]), sa)
-        elif ranks == (2, 1):
+        if ranks == (2, 1):
             outer_add(b, sa, so, pb)
-        else:
+        elif ranks == (1, 2):
             _matmul_add(rt, pb, so, sa)
+        else:
+            _matmul_add(rt, so, _matrix_transpose(b, pb), sa)
     if rt.act.active(bm):
         sb = rt.shadow(bm)
         if ranks == (1, 2):
             outer_add(b, sb, pa, so)
         else:
-            _matmul_add(rt, b.op(Transpose, pa, perm=list(range(pa.type.ndim))[::-1]),
-                        so, sb)
-    fill_zero(b, so)
+            _matmul_add(rt, _matrix_transpose(b, pa), so, sb)
+    if not op.attrs.get("acc"):
+        fill_zero(b, so)
 
 
 def _matmul_operand(rt, x, op):
@@ -186,12 +189,15 @@ def _matmul_operand(rt, x, op):
                            lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
 
 
+def _matrix_transpose(b, x):
+    """The transpose of a matrix, or of each matrix of a stack (a view)."""
+    n = x.type.ndim
+    return b.op(Transpose, x, perm=[*range(n - 2), n - 1, n - 2])
+
+
 def _matmul_add(rt, x, y, dst):
     """dst += x @ y."""
-    shape = dims(rt.b, dst)
-    tmp = rt.b.create(Alloc, shape, [dst.type.with_layout("C")], {"init": "none"}).result
-    rt.b.create(Matmul, [x, y, tmp], [])
-    add_into(rt.b, dst, tmp)
+    rt.b.create(Matmul, [x, y, dst], [], {"acc": True})
 
 
 # ---------------------------------------------------------------------- control flow

@@ -84,7 +84,8 @@ PENDING = 7  # st[PENDING] = 1 until the probe has run (a slot revolve.py leaves
 # are kept between calls, 4-16 MiB runs measure within 10% of 1 MiB ones (heat1d large, 100 MiB
 # and 10 MiB limits: 181-195 ms against 196-216 ms), so the cap stays where it is
 RUN_TAPE = 1 << 20
-READS = {Load: (0,), Matmul: (0, 1)}  # operands an op reads array memory through
+READS = {Load: (0,), Matmul: (0, 1)}  # operands an op reads array memory through (and the
+# output of an accumulating matmul)
 
 
 def loops_to_checkpoint(sweep, rloops, limit) -> list:
@@ -183,7 +184,7 @@ class Checkpointed:
         written, read = set(), set()
         for op in loop.walk():
             written |= written_roots(op, roots)
-            for i in READS.get(type(op), ()):
+            for i in READS.get(type(op), ()) + ((2,) if op.attrs.get("acc") else ()):
                 read |= roots.get(op.operands[i], set())
         later = set()
         x = loop

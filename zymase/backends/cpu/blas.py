@@ -1,6 +1,7 @@
 """BLAS for matrix products: NumPy's bundled OpenBLAS (``scipy_cblas_dgemm64_``, 64-bit
-integers) when it can be found, bound for MCJIT as ``zy.cblas_dgemm`` / ``zy.cblas_sgemm``.
-Without it the matmul kernels use their loops only."""
+integers) when it can be found, its gemm and gemv for float64, float32, complex128 and complex64
+bound for MCJIT as ``zy.cblas_<x>gemm`` / ``zy.cblas_<x>gemv`` (x in d, s, z, c).  Without it the
+matmul kernels use their loops only."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import ctypes
 import glob
 import os
 
+from ..llvm.matmul import BLAS_NAMES
+
+ROUTINES = ("gemm", "gemv")
 _FOUND: dict | None = None
 
 
 def symbols() -> dict[str, int]:
-    """{"zy.cblas_dgemm": address, "zy.cblas_sgemm": address} or {} when not found."""
+    """{"zy.cblas_dgemm": address, ...} for the routines found, or {} when none is."""
     global _FOUND
     if _FOUND is None:
         _FOUND = {}
@@ -21,11 +25,12 @@ def symbols() -> dict[str, int]:
             libdir = os.path.join(os.path.dirname(numpy.__file__), "..", "numpy.libs")
             for path in glob.glob(os.path.join(libdir, "libscipy_openblas*.so*")):
                 lib = ctypes.CDLL(path)
-                for ours, theirs in (("zy.cblas_dgemm", "scipy_cblas_dgemm64_"),
-                                     ("zy.cblas_sgemm", "scipy_cblas_sgemm64_")):
-                    fn = getattr(lib, theirs, None)
-                    if fn is not None:
-                        _FOUND[ours] = ctypes.cast(fn, ctypes.c_void_p).value
+                for x in BLAS_NAMES.values():
+                    for routine in ROUTINES:
+                        fn = getattr(lib, f"scipy_cblas_{x}{routine}64_", None)
+                        if fn is not None:
+                            addr = ctypes.cast(fn, ctypes.c_void_p).value
+                            _FOUND[f"zy.cblas_{x}{routine}"] = addr
                 if _FOUND:
                     break
         except OSError:
@@ -34,7 +39,7 @@ def symbols() -> dict[str, int]:
 
 
 def available() -> frozenset[str]:
-    """The element types with a gemm (for ``backends.llvm.target.Target.blas``)."""
+    """The element types with both a gemm and a gemv (``backends.llvm.target.Target.blas``)."""
     found = symbols()
-    return frozenset(t for t, name in (("f64", "zy.cblas_dgemm"), ("f32", "zy.cblas_sgemm"))
-                     if name in found)
+    return frozenset(t for t, x in BLAS_NAMES.items()
+                     if all(f"zy.cblas_{x}{r}" in found for r in ROUTINES))

@@ -257,8 +257,7 @@ def _relayout(em, op):
 def _matmul(em, op):
     a, b, out = _ops(em, op)
     ta, tb, to = (v.type for v in op.operands)
-    fn = f"zy.matmul.{ta.ndim}{tb.ndim}.{ta.dtype}"
-    em.mod.request_matmul(fn, ta, tb, to)
+    fn = em.mod.request_matmul((ta.ndim, tb.ndim), str(ta.dtype), bool(op.attrs.get("acc")))
     st = [array_struct(t.ndim) for t in (ta, tb, to)]
     em.emit(f"call void @{fn}({st[0]} {a}, {st[1]} {b}, {st[2]} {out})")
     return []

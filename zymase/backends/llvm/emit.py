@@ -18,7 +18,7 @@ from ...ir.core import Func, Op, Value
 from ...ir.ops import Call, Condition, Constant, For, If, Return, While, Yield
 from . import arrays, ops, tape  # noqa: F401  (each fills the emitter table)
 from .alias import AliasScopes
-from .runtime import matmul_ir
+from .matmul import blas_declarations, kernel_name, matmul_kernels
 from .table import OP_EMITTERS
 from .target import GENERIC, Target
 from .types import ltype
@@ -67,10 +67,16 @@ class ModuleEmitter:
         self.sites.append(op)
         return len(self.sites) - 1
 
-    def request_matmul(self, fn: str, ta, tb, to) -> None:
-        if fn not in self._kernels:
-            self._kernels.add(fn)
-            self.funcs.append(matmul_ir(fn, ta, tb, to, self.target.blas))
+    def request_matmul(self, ranks: tuple[int, int], dtype: str, acc: bool) -> str:
+        """The name of the matrix-product kernel for ``ranks`` and ``dtype`` (``acc``: adding to
+        the output), emitted once with the helpers and BLAS declarations it needs."""
+        for name, text in matmul_kernels(ranks, dtype, acc, self.target.blas).items():
+            if name not in self._kernels:
+                self._kernels.add(name)
+                self.funcs.append(text)
+        if dtype in self.target.blas:
+            self.declares.update(blas_declarations(dtype))
+        return kernel_name(ranks, dtype, acc)
 
     def text(self, runtime: str) -> str:
         if self.counting:

@@ -1,26 +1,19 @@
 """Run-time support written in LLVM IR and linked into every module: allocation and the per-call
 arena (allocations that outlive their block are freed when the call returns, unless returned),
 Python's integer ``//``, ``%`` and ``**``, CPython's float ``%`` and ``//``, complex arithmetic,
-and matrix-product kernels (BLAS when NumPy's OpenBLAS is found, loops otherwise)."""
+digamma and trigamma.  (Matrix-product kernels are emitted on demand: ``matmul.py``.)"""
 
 from __future__ import annotations
 
 from ...ir import special
 from .tape import TAPE_RUNTIME
-from .types import array_struct, float_literal
-
-CBLAS_ROW_MAJOR, CBLAS_NO_TRANS = 101, 111
-MIN_FLOPS = 4096  # smaller products run the loops (a BLAS call costs more than it saves)
+from .types import float_literal
 
 HEADER = """
 declare ptr @malloc(i64)
 declare ptr @calloc(i64, i64)
 declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
-declare void @zy.cblas_dgemm(i32, i32, i32, i64, i64, i64,
-                             double, ptr, i64, ptr, i64, double, ptr, i64)
-declare void @zy.cblas_sgemm(i32, i32, i32, i64, i64, i64,
-                             float, ptr, i64, ptr, i64, float, ptr, i64)
 attributes #0 = { nounwind }
 attributes #1 = { nounwind willreturn memory(none) }
 attributes #2 = { nounwind alwaysinline }
@@ -364,101 +357,3 @@ def runtime_ir() -> str:
                        ("{float, float}", "float", "c64", "f32")):
         parts.append(COMPLEX_TEMPLATE.format(c=c, t=t, n=n, s=s))
     return "\n".join(parts)
-
-
-def _blas_call(t, et) -> list[str]:
-    """Call gemm when a, b and out are row-major with unit inner stride and big enough."""
-    fn = "zy.cblas_dgemm" if str(t.dtype) == "f64" else "zy.cblas_sgemm"
-    one = "1.0"
-    lines = []
-    conds = []
-    for x in ("a", "b", "o"):
-        lines.append(f"  %{x}.unit = icmp eq i64 %{x}.cs, 1")
-        lines.append(f"  %{x}.ld = call i64 @llvm.smax.i64(i64 %{x}.cn, i64 1)")
-        lines.append(f"  %{x}.row = icmp eq i64 %{x}.rs, %{x}.ld")
-        lines.append(f"  %{x}.ok = and i1 %{x}.unit, %{x}.row")
-        conds.append(f"%{x}.ok")
-    lines += [f"  %lay1 = and i1 {conds[0]}, {conds[1]}", f"  %lay = and i1 %lay1, {conds[2]}",
-              "  %mn = mul i64 %a.rn, %b.cn", "  %mnk = mul i64 %mn, %a.cn",
-              f"  %big = icmp sge i64 %mnk, {MIN_FLOPS}", "  %useblas = and i1 %lay, %big",
-              "  br i1 %useblas, label %blas, label %loops", "blas:",
-              f"  call void @{fn}(i32 {CBLAS_ROW_MAJOR}, i32 {CBLAS_NO_TRANS}, "
-              f"i32 {CBLAS_NO_TRANS}, i64 %a.rn, i64 %b.cn, i64 %a.cn, {et} {one}, "
-              f"ptr %a.data, i64 %a.ld, ptr %b.data, i64 %b.ld, {et} 0.0, ptr %o.data, i64 %o.ld)",
-              "  ret void", "loops:", "  br label %pre", "pre:"]
-    return lines
-
-
-def matmul_ir(fn: str, ta, tb, to, blas=frozenset()) -> str:
-    """A loop kernel ``out = a @ b`` for ranks (2,2), (2,1), (1,2) on any strides; big
-    row-major (2,2) products call gemm when ``blas`` (the target's) has their element type."""
-    et = {"f64": "double", "f32": "float", "c128": "{double, double}",
-          "c64": "{float, float}"}[str(ta.dtype)]
-    if ta.dtype.is_complex:
-        raise NotImplementedError("complex matrix products")
-    zero = "0.0"
-    sa, sb, so = (array_struct(t.ndim) for t in (ta, tb, to))
-    # view every operand as 2-D: (rows, cols) with (row stride, col stride)
-    def dims2(name, t, s, vec_as_row):
-        lines = [f"  %{name}.data = extractvalue {s} %{name}, 1"]
-        if t.ndim == 2:
-            for k, what in enumerate(("r", "c")):
-                lines.append(f"  %{name}.{what}n = extractvalue {s} %{name}, 2, {k}")
-                lines.append(f"  %{name}.{what}s = extractvalue {s} %{name}, 3, {k}")
-        else:
-            n, st = f"extractvalue {s} %{name}, 2, 0", f"extractvalue {s} %{name}, 3, 0"
-            one, big = ("r", "c") if vec_as_row else ("c", "r")
-            lines += [f"  %{name}.{one}n = add i64 1, 0", f"  %{name}.{one}s = add i64 0, 0",
-                      f"  %{name}.{big}n = {n}", f"  %{name}.{big}s = {st}"]
-        return lines
-    body = [f"define internal void @{fn}({sa} %a, {sb} %b, {so} %o) #0 {{", "entry:"]
-    body += dims2("a", ta, sa, True) + dims2("b", tb, sb, False) + dims2("o", to, so,
-                                                                          ta.ndim == 1)
-    if (ta.ndim, tb.ndim) == (2, 2) and str(ta.dtype) in blas:
-        body += _blas_call(ta, et)
-    else:
-        body += ["  br label %pre", "pre:"]
-    body += f"""  br label %li
-li:
-  %i = phi i64 [0, %pre], [%i1, %lj.end]
-  %ic = icmp slt i64 %i, %a.rn
-  br i1 %ic, label %lj, label %exit
-lj:
-  %j = phi i64 [0, %li], [%j1, %lk.end]
-  %jc = icmp slt i64 %j, %b.cn
-  br i1 %jc, label %lk, label %lj.end
-lk:
-  %k = phi i64 [0, %lj], [%k1, %lk.body]
-  %s = phi {et} [{zero}, %lj], [%s1, %lk.body]
-  %kc = icmp slt i64 %k, %a.cn
-  br i1 %kc, label %lk.body, label %lk.end
-lk.body:
-  %ao1 = mul i64 %i, %a.rs
-  %ao2 = mul i64 %k, %a.cs
-  %ao = add i64 %ao1, %ao2
-  %ap = getelementptr {et}, ptr %a.data, i64 %ao
-  %av = load {et}, ptr %ap
-  %bo1 = mul i64 %k, %b.rs
-  %bo2 = mul i64 %j, %b.cs
-  %bo = add i64 %bo1, %bo2
-  %bp = getelementptr {et}, ptr %b.data, i64 %bo
-  %bv = load {et}, ptr %bp
-  %m = fmul {et} %av, %bv
-  %s1 = fadd {et} %s, %m
-  %k1 = add i64 %k, 1
-  br label %lk
-lk.end:
-  %oo1 = mul i64 %i, %o.rs
-  %oo2 = mul i64 %j, %o.cs
-  %oo = add i64 %oo1, %oo2
-  %op = getelementptr {et}, ptr %o.data, i64 %oo
-  store {et} %s, ptr %op
-  %j1 = add i64 %j, 1
-  br label %lj
-lj.end:
-  %i1 = add i64 %i, 1
-  br label %li
-exit:
-  ret void
-}}""".splitlines()
-    return "\n".join(body)

@@ -12,7 +12,7 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
   ``copies.py`` copies where NumPy returns a view (no handlers in these three);
 * ``operators.py`` Python operators on arrays (called by ``lower/exprs.py``);
 * ``ufuncs.py``, ``compare.py``, ``complex.py``, ``creation.py``, ``ranges.py``,
-  ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``sort.py``;
+  ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``einsum.py``, ``sort.py``;
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
 
 A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (each registers its handlers)
     compare,
     complex,
     creation,
+    einsum,
     linalg,
     ranges,
     reductions,

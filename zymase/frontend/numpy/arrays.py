@@ -23,13 +23,16 @@ from ..typing import Array, ListVal, PyObj, Scalar, SType, Tup, result_type, sty
 
 def broadcast_dims(lw, operands, node):
     """The broadcast shape (list of i64 Values) of Arrays/Scalars, with a run-time check."""
-    arrays = [o for o in operands if isinstance(o, Array)]
-    nd = max(a.type.ndim for a in arrays)
+    return broadcast_shapes(lw, [lw.dims(o) for o in operands if isinstance(o, Array)])
+
+
+def broadcast_shapes(lw, shapes):
+    """The broadcast shape of shapes (lists of i64 Values), with a run-time check."""
+    nd = max(len(s) for s in shapes)
     out = [None] * nd
-    for a in arrays:
-        dims = lw.dims(a)
+    for dims in shapes:
         for k, d in enumerate(dims):
-            pos = nd - a.type.ndim + k
+            pos = nd - len(dims) + k
             out[pos] = d if out[pos] is None else _combine(lw, out[pos], d)
     return out
 

@@ -1,8 +1,8 @@
 """Copies where NumPy returns a view: ``reshape``/``ravel`` of an array that may not be
-contiguous, ``np.ascontiguousarray`` of a slice, the diagonal of a matrix.  They are marked when
-made (``protect_copy``); once the module is lowered, ``check_reshape_copies`` refuses any write
-into one (where NumPy would have written into the original, or raised), so the difference never
-shows."""
+contiguous, ``np.ascontiguousarray`` of a slice, the diagonal of a matrix, ``np.einsum('ii->i')``.
+They are marked when made (``protect_copy``); once the module is lowered, ``check_reshape_copies``
+refuses any write into one (where NumPy would have written into the original, or raised), so the
+difference never shows."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ PROTECTED = {
     "diagonal": "writing into the result of `np.diag`/`np.diagonal` of a matrix: NumPy returns "
                 "a read-only view (the write raises ValueError there), zymase copies; write into "
                 "an explicit copy (`np.diag(m).copy()`)",
+    "einsum": "writing into the result of `np.einsum` of one operand with a repeated letter "
+              "and nothing summed (`'ii->i'`): NumPy returns a view (the write would change the "
+              "original), zymase copies; write into an explicit copy (`.copy()`)",
 }
 
 

@@ -1,8 +1,10 @@
 """Matrix products and small linear algebra: ``a @ b``, ``np.dot``/``matmul``/``inner``/``outer``/
 ``vdot``, ``np.linalg.norm`` (2-norm / Frobenius), ``np.trace``, ``np.diag``, ``np.eye``.
 
-Float matrix products (2-D @ 2-D, 2-D @ 1-D, 1-D @ 2-D) allocate the result and emit
-``linalg.matmul`` (BLAS in the backend); integer, boolean and complex ones are loop nests.  A
+Float and complex matrix products (2-D @ 2-D, 2-D @ 1-D, 1-D @ 2-D) allocate the result and
+emit ``linalg.matmul`` (BLAS in the backend); integer and boolean ones are loop nests.  ``@`` and
+``np.matmul`` of stacks (ndim > 2, batch dims broadcast) are one ``linalg.matmul`` of stacks
+(views with equal batch dims), looping over the batch in the backend; integer ones loop here.  A
 vector dot product is a reduction loop.  Inner dimensions are checked at run time (ShapeError).
 """
 
@@ -27,15 +29,26 @@ from ...ir.ops import (
     MinI,
     MulF,
     NegI,
+    Reshape,
     Sqrt,
     SubI,
+    Subview,
     Transpose,
 )
-from ...ir.types import F32, F64, I64
+from ...ir.types import F32, F64, I64, ArrayType
 from .. import library
 from ..emit import alloc, arith, check, load, nest, store
 from ..typing import Array, Scalar, Tup, result_type
-from .arrays import array_from_sequence, as_array, dtype_arg, map_elements, operand, sdtype
+from .arrays import (
+    array_from_sequence,
+    as_array,
+    broadcast_shapes,
+    broadcast_to,
+    dtype_arg,
+    map_elements,
+    operand,
+    sdtype,
+)
 from .copies import protect_copy
 from .operators import array_binop
 from .params import REQUIRED, bind, is_none, static
@@ -46,34 +59,70 @@ from .shape import ravel
 INNER_MISMATCH = "matmul: inner dimensions of the operands do not match"
 
 
-def _operands(lw, a, b, fname, node):
+def _operands(lw, a, b, fname, node, batched=False):
     a, b = operand(lw, a, node), operand(lw, b, node)
     if not (isinstance(a, Array) and isinstance(b, Array)):
         raise lw.err(
             ZymaseTypeError, f"{fname}: an operand is a scalar, not an array (use * to scale)", node
         )
-    if a.type.ndim > 2 or b.type.ndim > 2:
-        raise lw.err(UnsupportedError, f"{fname} of arrays with ndim > 2 is not supported", node)
+    if not batched and (a.type.ndim > 2 or b.type.ndim > 2):
+        raise lw.err(UnsupportedError, f"{fname} of arrays with ndim > 2 is not supported (use "
+                     "@ or np.matmul for stacks of matrices)", node)
     return a, b
 
 
-def matmul(lw, a, b, node):
-    """``a @ b`` for 1-D and 2-D operands with NumPy's result types."""
-    a, b = _operands(lw, a, b, "matmul", node)
+def matmul(lw, a, b, node, fname="matmul"):
+    """``a @ b`` with NumPy's result types.  Operands of ndim > 2 are stacks of matrices whose
+    leading dims broadcast (a 1-D operand is a vector, a 2-D one the same for every matrix)."""
+    a, b = _operands(lw, a, b, fname, node, batched=True)
     t = result_type(sdtype(a), sdtype(b)).type
     k = lw.dim(a, a.type.ndim - 1)
-    check(lw, lw.b.op(CmpI, k, lw.dim(b, 0), pred="eq"), "ShapeError", INNER_MISMATCH)
+    check(lw, lw.b.op(CmpI, k, lw.dim(b, max(b.type.ndim - 2, 0)), pred="eq"), "ShapeError",
+          INNER_MISMATCH)
     if a.type.ndim == b.type.ndim == 1:
         return Scalar(_dot_loop(lw, a, b, t, conj=False), False)
-    out_dims = lw.dims(a)[:-1] + lw.dims(b)[1:]
-    if t.is_float:
-        out = alloc(lw, t, out_dims)
-        lw.b.create(
-            Matmul,
-            [_as_type(lw, a, t, node).value, _as_type(lw, b, t, node).value, out.value],
-        )
-        return out
-    return _matmul_loops(lw, a, b, t, out_dims, k)
+    if t.is_inexact:
+        a, b = _as_type(lw, a, t, node), _as_type(lw, b, t, node)
+    rows = lw.dims(a)[-2:-1] if a.type.ndim >= 2 else []
+    cols = lw.dims(b)[-1:] if b.type.ndim >= 2 else []
+    stacks = [x for x in (a, b) if x.type.ndim > 2]
+    batch = broadcast_shapes(lw, [lw.dims(x)[:-2] for x in stacks]) if stacks else []
+    out = alloc(lw, t, batch + rows + cols)
+    if not stacks:
+        _product_into(lw, a, b, out, t, k)
+    elif t.is_inexact:  # one linalg.matmul of stacks of equal batch dims (views)
+        one = lw.b.i64(1)
+        o = Array(lw.b.create(Reshape, [out.value, *batch, *(rows or [one]), *(cols or [one])],
+                              [ArrayType(t, len(batch) + 2, "C")]).result)
+        lw.b.create(Matmul, [_stacked(lw, a, batch, False).value,
+                             _stacked(lw, b, batch, True).value, o.value])
+    else:
+        def body(idx, acc):
+            a_i, b_i = (_matrix_at(lw, x, idx) if x.type.ndim > 2 else x for x in (a, b))
+            _product_into(lw, a_i, b_i, _matrix_at(lw, out, idx), t, k)
+
+        nest(lw, batch, body)
+    return out
+
+
+def _stacked(lw, x: Array, batch, column: bool) -> Array:
+    """``x`` viewed as a stack of matrices with batch dims ``batch``: a vector as one row (or,
+    with ``column``, one column), a matrix repeated, a stack broadcast."""
+    if x.type.ndim == 1:
+        x = broadcast_to(lw, x, [lw.b.i64(1), lw.dim(x, 0)])
+        if column:
+            x = Array(lw.b.op(Transpose, x.value, perm=[1, 0]))
+    return broadcast_to(lw, x, batch + lw.dims(x)[-2:])
+
+
+def _matrix_at(lw, x: Array, idx) -> Array:
+    """The matrix (or vector) at batch index ``idx`` of a stack, as a view."""
+    keep = x.type.ndim - len(idx)
+    offs = list(idx) + [lw.b.i64(0)] * keep
+    rest = [v for d in lw.dims(x)[len(idx):] for v in (d, lw.b.i64(1))]
+    t = ArrayType(x.type.dtype, keep, x.type.layout)
+    return Array(lw.b.create(Subview, [x.value, *offs, *rest], [t],
+                             {"keep": [False] * len(idx) + [True] * keep}).result)
 
 
 def _as_type(lw, a: Array, t, node) -> Array:
@@ -92,8 +141,12 @@ def _dot_loop(lw, a, b, t, conj):
     return nest(lw, [lw.dim(a, 0)], body, [lw.b.const(0, t)])[0]
 
 
-def _matmul_loops(lw, a, b, t, out_dims, k):
-    out = alloc(lw, t, out_dims)
+def _product_into(lw, a, b, out, t, k):
+    """``out = a @ b`` for 1-D and 2-D operands: ``linalg.matmul`` for float and complex ones
+    (already of type ``t``), a loop nest for integers and booleans."""
+    if t.is_inexact:
+        lw.b.create(Matmul, [a.value, b.value, out.value])
+        return
 
     def body(oidx, acc):
         i = oidx[:1] if a.type.ndim == 2 else []
@@ -106,8 +159,7 @@ def _matmul_loops(lw, a, b, t, out_dims, k):
 
         store(lw, nest(lw, [k], inner, [lw.b.const(0, t)])[0], out, oidx)
 
-    nest(lw, out_dims, body)
-    return out
+    nest(lw, lw.dims(out), body)
 
 
 def dot(lw, a, b, node):
@@ -119,6 +171,7 @@ def dot(lw, a, b, node):
             if (isinstance(a, Array) or isinstance(b, Array))
             else lw.binop(ast.Mult(), a, b, node)
         )
+    a, b = _operands(lw, a, b, "np.dot", node)
     return matmul(lw, a, b, node)
 
 
@@ -136,7 +189,7 @@ def _matmul(lw, args, kwargs, node):
     p = bind(
         lw, "np.matmul", args, kwargs, node, [("x1", REQUIRED), ("x2", REQUIRED)], {"out": None}
     )
-    return matmul(lw, p["x1"], p["x2"], node)
+    return matmul(lw, p["x1"], p["x2"], node, "np.matmul")
 
 
 def _inner(lw, args, kwargs, node):
