@@ -20,7 +20,7 @@ from ..backends.registry import get_backend, register_backend
 from ..driver.cache import shared
 from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
-from ..driver.signature import arg_key, arrays_disjoint, only_scalars
+from ..driver.signature import arg_key, arrays_disjoint, only_scalars, rebuild_result
 from ..errors import ZymaseError, caller_loc
 from ..frontend.args import call_arguments
 from ..frontend.source import python_function
@@ -94,7 +94,8 @@ class JitFunction(functools.partial):
         return spec
 
     def _install(self, key, noalias, spec) -> None:
-        self._dispatcher.install((key, noalias), spec.fast, _raiser(spec), spec.captures)
+        self._dispatcher.install((key, noalias), spec.fast, _raiser(spec), spec.captures,
+                                 _boxer(spec))
 
     def specialization(self, *args):
         """The compiled specialization for these arguments, one per parameter (compiling it
@@ -116,6 +117,16 @@ def _raiser(spec):
     def raise_error(err_id, a, b):
         raise spec.entry.error(err_id, a, b).with_traceback(None)
     return raise_error
+
+
+def _boxer(spec):
+    """What the fast entry calls for results it does not box itself (views, constants, empty
+    arrays): the general path's decoding of the result slots it filled."""
+    entry, desc = spec.entry, spec.result
+
+    def box(address, *objs):
+        return rebuild_result(desc, entry.decode_at(address, objs))
+    return box
 
 
 def jit_from_options(fn, options):

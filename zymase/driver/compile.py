@@ -34,7 +34,7 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
                                    found["captures"])
     c = run_stages(Compilation(fn, tpls, options, PRIMAL, backend, noalias, dump=dump))
     spec = _specialization(c.artifact, c.entries[0], tpls, describe_result(c.result), c.module,
-                           c.captures, plain_result(c.result))
+                           c.captures)
     if ident is not None:
         # what the code read from outside is checked on load (never stale code); code that
         # read something that cannot be found or checked in another process is not kept
@@ -52,9 +52,9 @@ def _restored(fn, payload, found) -> bool:
     return found["captures"] is not None
 
 
-def _specialization(artifact, name, tpls, result, module, captures, plain=True):
+def _specialization(artifact, name, tpls, result, module, captures):
     entry = artifact.entry(name)
-    fast = entry.fast if plain else None
+    fast = entry.fast if plain_result(result) else None
     return Specialization(entry, tpls, result, module, artifact.listings.get("llvm", ""), fast,
                           captures)
 
@@ -120,6 +120,9 @@ def _fast_caller(backend, d: Derivative):
     def raise_error(err_id, a, b):
         raise entry.error(err_id, a, b).with_traceback(None)
 
+    def box(address, *objs):
+        return fast_results(entry.decode_at(address, objs))
+
     disp = backend.dispatcher(lambda *args: fast_results(d.call(list(args))))
-    disp.install("only", entry.fast, raise_error, d.captures)
+    disp.install("only", entry.fast, raise_error, d.captures, box)
     return disp

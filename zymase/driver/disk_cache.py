@@ -30,12 +30,13 @@ import tempfile
 from ..version import __version__
 from . import entry_format
 
-FORMAT = 9  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
+FORMAT = 10  # 2: modules refer to the process's tape pool (zy.tape_pool); 3: fast entries
 # take keyword names (METH_FASTCALL | METH_KEYWORDS); 4: payloads list the written arguments
 # and digests of the constants the code read from globals and closures (compile.py checks them);
 # 5: payloads hold a backend's saved artifact (backends/base.py); 6: MAGIC, checksum, full key;
 # 7: plain data (entry_format.py), no pickle; 8: code that raises frees its buffers and tape;
-# 9: captures (frontend/captures.py): global arrays read at call time, guards per name
+# 9: captures (frontend/captures.py): global arrays read at call time, guards per name;
+# 10: fast entries box arrays (pybox.py: NumPy's API table, a boxer in the dispatch state)
 MAGIC = f"zymase-cache-{FORMAT}\n".encode()
 STATS = {"hits": 0, "stores": 0}  # counters for tests and diagnostics
 

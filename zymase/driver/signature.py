@@ -101,9 +101,18 @@ def rebuild_result(desc, values: list):
     return desc[1](**{k: rebuild_result(x, values) for k, x in desc[2].items()})
 
 
-def plain_result(tpl) -> bool:
-    """Results the fast C entry boxes exactly as the general path does."""
-    return tpl is None or isinstance(tpl, PyObj) or (isinstance(tpl, Scalar) and tpl.weak)
+def plain_result(desc) -> bool:
+    """Whether the fast C entry's results (None, the one result, or a tuple of several) are
+    what ``rebuild_result(desc, ...)`` makes: None, a Python float/int/bool, an array, or a
+    flat tuple of two or more arrays and Python floats/ints/bools.  (Another returned constant,
+    such as a string, is not a result of the compiled code: the fast entry would return None.)"""
+    if desc[0] == "t":
+        return len(desc[1]) >= 2 and all(_plain_leaf(x) for x in desc[1])
+    return (desc[0] == "p" and desc[1] is None) or _plain_leaf(desc)
+
+
+def _plain_leaf(desc) -> bool:
+    return desc[0] == "a" or (desc[0] == "s" and desc[2])
 
 
 def array_leaves(x, out: list | None = None) -> list:

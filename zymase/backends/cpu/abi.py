@@ -159,6 +159,11 @@ class EntryPoint(Executable):
         cls = RUNTIME_ERRORS.get(kind, ZymaseError)
         return cls(msg.format(a=a, b=b), loc)
 
+    def decode_at(self, address: int, args) -> list:
+        """The results the fast entry stored at ``address`` (as ``call`` decodes them; their
+        fresh memory is already out of the arena)."""
+        return self._decode(self.slot_type.from_address(address), args)[0]
+
     def _decode(self, rets, args):
         ints = rets
         floats = (ctypes.c_double * self.nslots).from_buffer(rets)

@@ -1,11 +1,12 @@
 """The call path of a ``JitFunction`` without a Python frame.
 
 A ``JitFunction`` is a ``functools.partial`` of one C builtin, the trampoline.  The trampoline
-reads the *current* specialization's state ``{fast entry, fallback, raiser, guards}`` through a
-capsule and jumps to its fast entry (``pyentry.py``).  The fast entry checks the argument types
-(and what the code read from globals: ``guards``) itself; on a mismatch it calls
+reads the *current* specialization's state ``{fast entry, fallback, raiser, guards, boxer}``
+through a capsule and jumps to its fast entry (``pyentry.py``).  The fast entry checks the
+argument types (and what the code read from globals: ``guards``) itself; on a mismatch it calls
 ``fallback(*args)`` (the general path, which may compile a new specialization and make it
-current), and when the body raised it calls ``raiser``.
+current), when the body raised it calls ``raiser``, and it calls ``boxer`` for results it does
+not box itself (``pybox.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def _dispatch_code():
 
 class State(ctypes.Structure):
     _fields_ = [("entry", ctypes.c_void_p), ("fallback", ctypes.py_object),
-                ("raiser", ctypes.py_object), ("guards", ctypes.c_void_p)]
+                ("raiser", ctypes.py_object), ("guards", ctypes.c_void_p),
+                ("boxer", ctypes.py_object)]  # pybox.STATE_BOXER
 
 
 class Dispatcher:
@@ -52,15 +54,16 @@ class Dispatcher:
         self.builtin, self._mdef = builtin_function(code.address("zy.trampoline"), "zymase",
                                                     self._capsule)
 
-    def install(self, key, entry_address: int, raiser, captures=None) -> None:
+    def install(self, key, entry_address: int, raiser, captures=None, boxer=None) -> None:
         """Make a specialization's fast entry the one tried first (``key`` names it;
-        ``captures``: what its code read from outside, checked by the entry on each call).
+        ``captures``: what its code read from outside, checked by the entry on each call;
+        ``boxer(slots address, *objects)``: the results the entry does not box itself).
         ``current`` becomes ``(key, id(captures))``."""
         key = (key, id(captures))
         st = self._by_key.get(key)
         if st is None:  # states stay alive: a running call may still use an old one
             st = self._by_key[key] = State(entry_address, self._fallback, raiser,
-                                           captures.table() if captures else None)
+                                           captures.table() if captures else None, boxer)
             st.captures = captures  # keeps the guard table alive
         self._cell.value = ctypes.addressof(st)
         self.current = key

@@ -13,6 +13,7 @@ import llvmlite.binding as llvm
 
 from . import veclib
 from .blas import symbols
+from .pybox import FREE_CAPSULE_IR
 from .pyentry import python_symbols
 from .tape_pool import pool_symbols
 
@@ -78,16 +79,22 @@ def load_object(obj: bytes) -> Compiled:
 
 
 _BOUND = False
+_FOREVER = []  # code that lives as long as the process: the destructor of returned arrays
 
 
 def _bind_python_symbols():
     """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses,
-    of BLAS, and of the process's kept tape (``tape.pool_symbols``)."""
+    of BLAS, of the process's kept tape (``tape.pool_symbols``) and of the destructor of the
+    memory of returned arrays (``pybox.FREE_CAPSULE_IR``: compiled here, never unloaded, since
+    arrays outlive the code that made them)."""
     global _BOUND
     if not _BOUND:
         for name, addr in {**python_symbols(), **symbols(), **pool_symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True
+        owner = _load(target_machine().emit_object(llvm.parse_assembly(FREE_CAPSULE_IR)), "")
+        _FOREVER.append(owner)
+        llvm.add_symbol("zy.py.free_capsule", owner.address("zy.free_capsule"))
 
 
 def _load(obj: bytes, text: str) -> Compiled:

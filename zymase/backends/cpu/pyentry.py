@@ -4,12 +4,14 @@ call path.
     PyObject* zy.fast.<f>(State* state, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames)
 
-``state`` is ``{fast entry, fallback, raiser, guards}`` (see ``dispatch.py``).  It checks that
-every argument has exactly the type this specialization was compiled for (Python
+``state`` is ``{fast entry, fallback, raiser, guards, boxer}`` (see ``dispatch.py``).  It checks
+that every argument has exactly the type this specialization was compiled for (Python
 float/int/bool by type pointer, NumPy arrays by type, descriptor, rank and C-contiguity, and for
 ``noalias`` specializations that contiguous arrays do not overlap), unboxes them, releases the
-GIL around the compiled body, and boxes a float/int/bool/None result.  When the arguments do not
-match, or come with keywords (``METH_FASTCALL | METH_KEYWORDS``), it returns
+GIL around the compiled body (holding a reference to each global array it read), and boxes the
+results as the general path does (``pybox.py``: floats, ints, bools, arrays; several as a
+tuple).  When the arguments do not match, or come with keywords (``METH_FASTCALL |
+METH_KEYWORDS``), it returns
 ``fallback(*args, **kwargs)`` (the general path, which compiles what is missing); when the
 body raised it returns ``raiser(err_id, a, b)``, which raises the user's exception.
 
@@ -41,6 +43,7 @@ from ..llvm.types import (
     array_struct,
     ltype,
 )
+from . import pybox
 
 PYARRAY_ND, PYARRAY_DESCR, PYARRAY_FLAGS = 24, 56, 64
 NPY_C_CONTIGUOUS = 1
@@ -48,26 +51,26 @@ NPY_WRITEABLE = 0x0400
 API = ("PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_AsLongLong", "PyErr_Occurred",
        "PyErr_Clear", "Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread",
        "PyObject_Vectorcall", "PyObject_CallFunction", "PyCapsule_GetPointer", "PyDict_GetItem",
-       "PyTuple_New", "PyTuple_SetItem")
+       "PyTuple_New", "PyTuple_SetItem", "Py_DecRef", "PyCapsule_New")
 
 
 MAX_RESULTS = 8
 
 
 def supported(func: Func) -> bool:
-    """Can this entry use the fast path? (scalar/array parameters, f64/i64/i1 results: one is
-    returned as it is, several as a tuple)"""
+    """Can this entry use the fast path? (scalar/array parameters, f64/i64/i1 or array results:
+    one is returned as it is, several as a tuple)"""
     for t in func.arg_types:
         if not (isinstance(t, ArrayType) or t in (F64, I64, I1)):
             return False
-    return len(func.result_types) <= MAX_RESULTS and \
-        all(t in (F64, I64, I1) for t in func.result_types)
+    return len(func.result_types) <= MAX_RESULTS and all(map(pybox.boxable, func.result_types))
 
 
 def python_symbols() -> dict[str, int]:
     """Addresses of the C-API functions and Python objects the fast entry references."""
     api = ctypes.pythonapi
     syms = {f"zy.py.{n}": ctypes.cast(getattr(api, n), ctypes.c_void_p).value for n in API}
+    syms.update(pybox.numpy_symbols())
     syms.update({"zy.py.float": id(float), "zy.py.int": id(int), "zy.py.True": id(True),
                  "zy.py.False": id(False), "zy.py.None": id(None), "zy.py.ndarray": id(np.ndarray)})
     for t in ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64"):
@@ -85,6 +88,7 @@ def declarations() -> str:
               "declare ptr @zy.py.PyLong_FromLongLong(i64)",
               "declare i64 @zy.py.PyLong_AsLongLong(ptr)", "declare ptr @zy.py.PyErr_Occurred()",
               "declare void @zy.py.PyErr_Clear()", "declare void @zy.py.Py_IncRef(ptr)",
+              "declare void @zy.py.Py_DecRef(ptr)",
               "declare ptr @zy.py.PyEval_SaveThread()",
               "declare void @zy.py.PyEval_RestoreThread(ptr)",
               "declare ptr @zy.py.PyObject_Vectorcall(ptr, ptr, i64, ptr)",
@@ -92,7 +96,8 @@ def declarations() -> str:
               "declare ptr @zy.py.PyDict_GetItem(ptr, ptr)",
               "declare ptr @zy.py.PyTuple_New(i64)",
               "declare i32 @zy.py.PyTuple_SetItem(ptr, i64, ptr)",
-              '@zy.py.fmt_err = private unnamed_addr constant [4 x i8] c"LLL\\00"']
+              '@zy.py.fmt_err = private unnamed_addr constant [4 x i8] c"LLL\\00"',
+              pybox.declarations()]
     return "\n".join(decls)
 
 
@@ -125,9 +130,10 @@ def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
     g.check(g.v("icmp eq ptr %kwnames, null"))
     g.check(g.v(f"icmp eq i64 %nargs, {len(func.args)}"))
     outer = _guards(g, captures)
-    args, arrays, writes = [], [], []
+    args, arg_objs, arrays, writes = [], [], [], []
     for k, t in enumerate(func.arg_types):
         obj = g.v(f"load ptr, ptr {g.v(f'getelementptr ptr, ptr %args, i64 {k}')}")
+        arg_objs.append(obj)
         args.append(f"{ltype(t)} {_unbox(g, obj, t, arrays)}")
         if k in written:
             flags = g.field(obj, PYARRAY_FLAGS, "i32")
@@ -138,18 +144,22 @@ def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
     if outer and writes:
         _check_apart(g, writes, outer)
     rt = result_type(func)
+    held = [g.field("%outer", 8 * k, "ptr") for k in range(len(outer))]
+    for obj in held:  # (a global rebound by another thread while the GIL is released)
+        g.lines.append(f"  call void @zy.py.Py_IncRef(ptr {obj})")
     tstate = g.v("call ptr @zy.py.PyEval_SaveThread()")
     g.lines.append(f"  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 {CTX_BYTES}, i1 false)")
     at = g.v(f"getelementptr i8, ptr %ctx, i64 {CTX_GLOBALS}")
     g.lines.append(f"  store ptr %outer, ptr {at}")
     r = g.v(f"call {rt} {symbol(func)}(ptr %ctx{''.join(', ' + a for a in args)})")
+    ok = g.v(f"icmp eq i32 {g.v(f'extractvalue {rt} {r}, 0')}, 0")
+    pybox.keep_fresh(g, func, rt, r, ok)
     g.lines.append("  call void @zy.arena_free_all(ptr %ctx)")
     g.lines.append(f"  call void @zy.py.PyEval_RestoreThread(ptr {tstate})")
-    st = g.v(f"extractvalue {rt} {r}, 0")
-    g.lines.append(f"  br i1 {g.v(f'icmp ne i32 {st}, 0')}, label %raised, label %ok")
+    g.lines.append(f"  br i1 {ok}, label %ok, label %raised")
     g.lines.append("ok:")
-    g.lines.append(f"  ret ptr {_box(g, func, rt, r)}")
-    g.lines += ["raised:",
+    pybox.box(g, func, rt, r, [*arg_objs, *held], held)
+    g.lines += ["raised:", *[f"  call void @zy.py.Py_DecRef(ptr {obj})" for obj in held],
                 "  %eid = load i64, ptr %ctx",
                 "  %pa = getelementptr i8, ptr %ctx, i64 8", "  %ea = load i64, ptr %pa",
                 "  %pb = getelementptr i8, ptr %ctx, i64 16", "  %eb = load i64, ptr %pb",
@@ -291,26 +301,3 @@ def _check_disjoint(g: _Gen, arrays) -> None:
     for i in range(len(arrays)):
         for j in range(i + 1, len(arrays)):
             _apart(g, arrays[i], arrays[j])
-
-
-def _box(g: _Gen, func: Func, rt: str, r: str) -> str:
-    if not func.result_types:
-        g.lines.append("  call void @zy.py.Py_IncRef(ptr @zy.py.None)")
-        return "@zy.py.None"
-    if len(func.result_types) == 1:
-        return _box_one(g, func.result_types[0], g.v(f"extractvalue {rt} {r}, 1"))
-    tup = g.v(f"call ptr @zy.py.PyTuple_New(i64 {len(func.result_types)})")
-    for k, t in enumerate(func.result_types):
-        item = _box_one(g, t, g.v(f"extractvalue {rt} {r}, {k + 1}"))
-        g.v(f"call i32 @zy.py.PyTuple_SetItem(ptr {tup}, i64 {k}, ptr {item})")  # (steals it)
-    return tup
-
-
-def _box_one(g: _Gen, t, val: str) -> str:
-    if t == F64:
-        return g.v(f"call ptr @zy.py.PyFloat_FromDouble(double {val})")
-    if t == I64:
-        return g.v(f"call ptr @zy.py.PyLong_FromLongLong(i64 {val})")
-    obj = g.v(f"select i1 {val}, ptr @zy.py.True, ptr @zy.py.False")
-    g.lines.append(f"  call void @zy.py.Py_IncRef(ptr {obj})")
-    return obj

@@ -1,7 +1,8 @@
 """Run-time support written in LLVM IR and linked into every module: allocation and the per-call
-arena (allocations that outlive their block are freed when the call returns, unless returned),
-Python's integer ``//``, ``%`` and ``**``, CPython's float ``%`` and ``//``, complex arithmetic,
-digamma and trigamma.  (Matrix-product kernels are emitted on demand: ``matmul.py``.)"""
+arena (allocations that outlive their block are freed when the call returns, unless returned:
+``zy.arena_keep`` takes a returned one out), Python's integer ``//``, ``%`` and ``**``, CPython's
+float ``%`` and ``//``, complex arithmetic, digamma and trigamma.  (Matrix-product kernels are
+emitted on demand: ``matmul.py``.)"""
 
 from __future__ import annotations
 
@@ -51,6 +52,40 @@ done:
   call void @free(ptr %buf)
   store ptr null, ptr %bufp
   store i64 0, ptr %lenp
+  ret void
+}
+
+; take %p (a returned array's memory) out of the arena: it now belongs to the caller
+define internal void @zy.arena_keep(ptr %ctx, ptr %p) #0 {
+entry:
+  %none = icmp eq ptr %p, null
+  br i1 %none, label %done, label %start
+start:
+  %bufp = getelementptr i8, ptr %ctx, i64 24
+  %lenp = getelementptr i8, ptr %ctx, i64 32
+  %len = load i64, ptr %lenp
+  %buf = load ptr, ptr %bufp
+  br label %loop
+loop:  ; from the end: results are allocated late
+  %i = phi i64 [%len, %start], [%i1, %next]
+  %more = icmp sgt i64 %i, 0
+  br i1 %more, label %body, label %done
+body:
+  %i1 = sub i64 %i, 1
+  %slot = getelementptr ptr, ptr %buf, i64 %i1
+  %q = load ptr, ptr %slot
+  %hit = icmp eq ptr %q, %p
+  br i1 %hit, label %take, label %next
+next:
+  br label %loop
+take:
+  %last = sub i64 %len, 1
+  %lastp = getelementptr ptr, ptr %buf, i64 %last
+  %moved = load ptr, ptr %lastp
+  store ptr %moved, ptr %slot
+  store i64 %last, ptr %lenp
+  br label %done
+done:
   ret void
 }
 
