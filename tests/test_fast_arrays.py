@@ -64,6 +64,10 @@ def tail(x):
     return x[1:]
 
 
+def second_tail(a, b):
+    return b[1:]
+
+
 def global_tail(x):
     return G[1:] * 1.0 if x[0] > 100.0 else G[1:]
 
@@ -117,6 +121,10 @@ CASES = {  # name: (function, arguments)
     "zero-size slice": (empty_slice, (V,)),
     "argument": (same, (V.copy(),)),
     "view of argument": (tail, (V.copy(),)),
+    "view of strided argument": (tail, (M[:, ::2],)),
+    "view of read-only argument": (tail, (np.frombuffer(V.tobytes()),)),
+    "view of second argument": (second_tail, (V[:3].copy(), V.copy())),
+    "view of overlapping arguments": (second_tail, (V, V[4:])),
     "view of global": (global_tail, (V,)),
     "constant": (constant, (V,)),
     "array and float": (with_float, (V,)),

@@ -6,10 +6,13 @@
   made in C (``PyArray_NewFromDescr`` with byte strides) whose base is a capsule that frees
   the memory when the array dies.  The fast entry has taken the memory out of the call's arena
   (``zy.arena_keep``) before the arena is freed.
-* anything else (a view of an argument or of a global array, a constant, a zero-size array,
-  two results sharing one buffer): the results are stored into 8-byte slots as the C-ABI entry
-  stores them (``entry.py``) and ``boxer(slots address, *arguments, *global arrays)`` (the
-  state's fifth field) decodes them with the general path's code.
+* a view (base null, size not zero) whose bytes lie within an array argument or global array
+  (the first in that order, as ``abi._argument_containing`` picks): a writeable NumPy array on
+  the same bytes whose base is that array.
+* anything else (a constant, a zero-size array, two results sharing one fresh buffer): the
+  results are stored into 8-byte slots as the C-ABI entry stores them (``entry.py``) and
+  ``boxer(slots address, *arguments, *global arrays)`` (the state's fifth field) decodes them
+  with the general path's code.
 
 NumPy's C functions are read from its API table (the capsule ``_ARRAY_API``; the indices are
 part of NumPy's ABI, the same in NumPy 1 and 2) and bound as symbols like the CPython API, so
@@ -45,9 +48,30 @@ define void @zy.free_capsule(ptr %cap) {
 """
 
 BOX_FRESH_IR = f"""
-define internal ptr @zy.box_fresh(ptr %descr, i32 %nd, ptr %dims, ptr %strides, ptr %data,
-                                  ptr %base) {{
+define internal ptr @zy.box_array(ptr %descr, i32 %nd, ptr %dims, ptr %strides, ptr %data,
+                                  ptr %base, ptr %owner) {{
 entry:
+  %view = icmp eq ptr %base, null
+  br i1 %view, label %onview, label %fresh
+onview:
+  call void @zy.py.Py_IncRef(ptr %descr)
+  %varr = call ptr @zy.np.PyArray_NewFromDescr(ptr @zy.py.ndarray, ptr %descr, i32 %nd,
+      ptr %dims, ptr %strides, ptr %data, i32 {NPY_ARRAY_WRITEABLE}, ptr null)
+  %novarr = icmp eq ptr %varr, null
+  br i1 %novarr, label %failed, label %setowner
+failed:
+  ret ptr null
+setowner:
+  call void @zy.py.Py_IncRef(ptr %owner)
+  %vrc = call i32 @zy.np.PyArray_SetBaseObject(ptr %varr, ptr %owner)  ; (steals it)
+  %vbad = icmp ne i32 %vrc, 0
+  br i1 %vbad, label %vunown, label %vdone
+vunown:
+  call void @zy.py.Py_DecRef(ptr %varr)
+  ret ptr null
+vdone:
+  ret ptr %varr
+fresh:
   %cap = call ptr @zy.py.PyCapsule_New(ptr %base, ptr null, ptr @zy.py.free_capsule)
   %nocap = icmp eq ptr %cap, null
   br i1 %nocap, label %nomem, label %make
@@ -111,15 +135,19 @@ def keep_fresh(g, func: Func, rt: str, r: str, ok: str) -> None:
                            f"ptr {g.v(f'select i1 {ok}, ptr {base}, ptr null')})")
 
 
-def box(g, func: Func, rt: str, r: str, objs: list[str], held: list[str]) -> None:
-    """Return the boxed results (``objs``: the Python objects the general path would search
-    for a view's owner: arguments, then global arrays; ``held``: references to drop first)."""
+def box(g, func: Func, rt: str, r: str, objs: list[str], owners: list, held: list[str]) -> None:
+    """Return the boxed results.  ``objs``: the Python objects the general path would search
+    for a view's owner (arguments, then global arrays); ``owners``: (object, type, struct) of
+    the arrays among them; ``held``: references to drop before returning."""
     vals = [g.v(f"extractvalue {rt} {r}, {k + 1}") for k in range(len(func.result_types))]
     arrays = [(t, v) for t, v in zip(func.result_types, vals) if isinstance(t, ArrayType)]
+    found = {}
     if arrays:
+        found = {v: _owner(g, t, v, owners) for t, v in arrays}
         g.n += 1
         cbox, pybox = f"cbox{g.n}", f"pybox{g.n}"
-        g.lines.append(f"  br i1 {_all_fresh(g, arrays)}, label %{cbox}, label %{pybox}")
+        ok = _boxable_here(g, arrays, found)
+        g.lines.append(f"  br i1 {ok}, label %{cbox}, label %{pybox}")
         g.lines.append(f"{pybox}:")
         _box_in_python(g, func, vals, objs, held)
         g.lines.append(f"{cbox}:")
@@ -128,12 +156,12 @@ def box(g, func: Func, rt: str, r: str, objs: list[str], held: list[str]) -> Non
         _ret(g, "@zy.py.None", held)
         return
     if len(vals) == 1:
-        _ret(g, _box_one(g, func.result_types[0], vals[0]), held)
+        _ret(g, _box_one(g, func.result_types[0], vals[0], found), held)
         return
     tup = g.v(f"call ptr @zy.py.PyTuple_New(i64 {len(vals)})")
     bad = "false"
     for k, (t, val) in enumerate(zip(func.result_types, vals)):
-        item = _box_one(g, t, val)
+        item = _box_one(g, t, val, found)
         bad = g.v(f"or i1 {bad}, {g.v(f'icmp eq ptr {item}, null')}")
         g.v(f"call i32 @zy.py.PyTuple_SetItem(ptr {tup}, i64 {k}, ptr {item})")  # (steals it)
     g.n += 1
@@ -149,20 +177,62 @@ def _ret(g, val: str, held: list[str]) -> None:
     g.lines.append(f"  ret ptr {val}")
 
 
-def _all_fresh(g, arrays) -> str:
-    """Whether every returned array has fresh memory of its own and elements."""
+def _boxable_here(g, arrays, found) -> str:
+    """Whether every returned array has elements and either fresh memory of its own or an
+    owner among the arguments and global arrays."""
     ok, bases = "true", []
     for t, val in arrays:
         st = array_struct(t.ndim)
         base = g.v(f"extractvalue {st} {val}, 0")
-        ok = g.v(f"and i1 {ok}, {g.v(f'icmp ne ptr {base}, null')}")
-        for k in range(t.ndim):
-            d = g.v(f"extractvalue {st} {val}, 2, {k}")
-            ok = g.v(f"and i1 {ok}, {g.v(f'icmp ne i64 {d}, 0')}")
+        fresh = g.v(f"icmp ne ptr {base}, null")
+        has_owner = g.v(f"icmp ne ptr {found[val]}, null")
+        ok = g.v(f"and i1 {ok}, {g.v(f'or i1 {fresh}, {has_owner}')}")
+        ok = g.v(f"and i1 {ok}, {_nonempty(g, t, val)}")
         for other in bases:
-            ok = g.v(f"and i1 {ok}, {g.v(f'icmp ne ptr {base}, {other}')}")
+            differ = g.v(f"or i1 {g.v(f'icmp ne ptr {base}, {other}')}, "
+                         f"{g.v(f'icmp eq ptr {base}, null')}")
+            ok = g.v(f"and i1 {ok}, {differ}")
         bases.append(base)
     return ok
+
+
+def _nonempty(g, t: ArrayType, val: str) -> str:
+    ok = "true"
+    for k in range(t.ndim):
+        d = g.v(f"extractvalue {array_struct(t.ndim)} {val}, 2, {k}")
+        ok = g.v(f"and i1 {ok}, {g.v(f'icmp ne i64 {d}, 0')}")
+    return ok
+
+
+def _byte_bounds(g, t: ArrayType, val: str) -> tuple[str, str]:
+    """[lo, hi) of the bytes an array struct reaches (``np.byte_bounds``)."""
+    st = array_struct(t.ndim)
+    lo = hi = g.v(f"ptrtoint ptr {g.v(f'extractvalue {st} {val}, 1')} to i64")
+    for k in range(t.ndim):
+        d = g.v(f"extractvalue {st} {val}, 2, {k}")
+        s = g.v(f"extractvalue {st} {val}, 3, {k}")
+        steps = g.v(f"mul i64 {g.v(f'sub i64 {d}, 1')}, {s}")
+        ext = g.v(f"mul i64 {steps}, {t.dtype.nbytes}")
+        neg = g.v(f"icmp slt i64 {ext}, 0")
+        lo = g.v(f"add i64 {lo}, {g.v(f'select i1 {neg}, i64 {ext}, i64 0')}")
+        hi = g.v(f"add i64 {hi}, {g.v(f'select i1 {neg}, i64 0, i64 {ext}')}")
+    return lo, g.v(f"add i64 {hi}, {t.dtype.nbytes}")
+
+
+def _owner(g, t: ArrayType, val: str, owners) -> str:
+    """The first array among ``owners`` with elements whose bytes hold all of ``val``'s, or
+    null (only used for a view: base null, elements)."""
+    if not owners:
+        return "null"
+    lo, hi = _byte_bounds(g, t, val)
+    found = "null"
+    for obj, ot, oval in reversed(owners):  # (the first match wins)
+        alo, ahi = _byte_bounds(g, ot, oval)
+        inside = g.v(f"and i1 {g.v(f'icmp ule i64 {alo}, {lo}')}, "
+                     f"{g.v(f'icmp ule i64 {hi}, {ahi}')}")
+        inside = g.v(f"and i1 {inside}, {_nonempty(g, ot, oval)}")
+        found = g.v(f"select i1 {inside}, ptr {obj}, ptr {found}")
+    return found
 
 
 def _box_in_python(g, func: Func, vals, objs, held) -> None:
@@ -182,9 +252,9 @@ def _box_in_python(g, func: Func, vals, objs, held) -> None:
     _ret(g, out, held)
 
 
-def _box_one(g, t, val: str) -> str:
+def _box_one(g, t, val: str, found) -> str:
     if isinstance(t, ArrayType):
-        return _box_fresh(g, t, val)
+        return _box_array(g, t, val, found[val])
     if t == F64:
         return g.v(f"call ptr @zy.py.PyFloat_FromDouble(double {val})")
     if t == I64:
@@ -194,7 +264,7 @@ def _box_one(g, t, val: str) -> str:
     return obj
 
 
-def _box_fresh(g, t: ArrayType, val: str) -> str:
+def _box_array(g, t: ArrayType, val: str, owner: str) -> str:
     st = array_struct(t.ndim)
     n = max(1, t.ndim)
     dims, strides = g.v(f"alloca [{n} x i64], align 8"), g.v(f"alloca [{n} x i64], align 8")
@@ -206,5 +276,6 @@ def _box_fresh(g, t: ArrayType, val: str) -> str:
         g.lines.append(f"  store i64 {s}, ptr {at}")
     base = g.v(f"extractvalue {st} {val}, 0")
     data = g.v(f"extractvalue {st} {val}, 1")
-    return g.v(f"call ptr @zy.box_fresh(ptr @zy.py.dtype.{t.dtype.np_dtype.name}, "
-               f"i32 {t.ndim}, ptr {dims}, ptr {strides}, ptr {data}, ptr {base})")
+    return g.v(f"call ptr @zy.box_array(ptr @zy.py.dtype.{t.dtype.np_dtype.name}, "
+               f"i32 {t.ndim}, ptr {dims}, ptr {strides}, ptr {data}, ptr {base}, "
+               f"ptr {owner})")

@@ -129,12 +129,15 @@ def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
                 f"  %outer = alloca [{max(1, n_slots)} x ptr], align 8"]
     g.check(g.v("icmp eq ptr %kwnames, null"))
     g.check(g.v(f"icmp eq i64 %nargs, {len(func.args)}"))
-    outer = _guards(g, captures)
-    args, arg_objs, arrays, writes = [], [], [], []
+    held: list = []  # (object, type, unboxed struct) of each global array read
+    outer = _guards(g, captures, held)
+    args, arg_objs, owners, arrays, writes = [], [], [], [], []
     for k, t in enumerate(func.arg_types):
         obj = g.v(f"load ptr, ptr {g.v(f'getelementptr ptr, ptr %args, i64 {k}')}")
         arg_objs.append(obj)
         args.append(f"{ltype(t)} {_unbox(g, obj, t, arrays)}")
+        if isinstance(t, ArrayType):
+            owners.append((obj, t, args[-1].split()[-1]))
         if k in written:
             flags = g.field(obj, PYARRAY_FLAGS, "i32")
             g.check(g.v(f"icmp ne i32 {g.v(f'and i32 {flags}, {NPY_WRITEABLE}')}, 0"))
@@ -144,8 +147,7 @@ def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
     if outer and writes:
         _check_apart(g, writes, outer)
     rt = result_type(func)
-    held = [g.field("%outer", 8 * k, "ptr") for k in range(len(outer))]
-    for obj in held:  # (a global rebound by another thread while the GIL is released)
+    for obj, _, _ in held:  # (a global rebound by another thread while the GIL is released)
         g.lines.append(f"  call void @zy.py.Py_IncRef(ptr {obj})")
     tstate = g.v("call ptr @zy.py.PyEval_SaveThread()")
     g.lines.append(f"  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 {CTX_BYTES}, i1 false)")
@@ -158,8 +160,9 @@ def fast_entry_ir(func: Func, noalias: bool, written=(), captures=()) -> str:
     g.lines.append(f"  call void @zy.py.PyEval_RestoreThread(ptr {tstate})")
     g.lines.append(f"  br i1 {ok}, label %ok, label %raised")
     g.lines.append("ok:")
-    pybox.box(g, func, rt, r, [*arg_objs, *held], held)
-    g.lines += ["raised:", *[f"  call void @zy.py.Py_DecRef(ptr {obj})" for obj in held],
+    held_objs = [h[0] for h in held]
+    pybox.box(g, func, rt, r, [*arg_objs, *held_objs], owners + held, held_objs)
+    g.lines += ["raised:", *[f"  call void @zy.py.Py_DecRef(ptr {h[0]})" for h in held],
                 "  %eid = load i64, ptr %ctx",
                 "  %pa = getelementptr i8, ptr %ctx, i64 8", "  %ea = load i64, ptr %pa",
                 "  %pb = getelementptr i8, ptr %ctx, i64 16", "  %eb = load i64, ptr %pb",
@@ -193,9 +196,9 @@ def dispatch_ir() -> str:
         "  br label %mismatch", *MISMATCH, "}"])
 
 
-def _guards(g: _Gen, captures) -> list:
+def _guards(g: _Gen, captures, held: list) -> list:
     """Check every capture (see the module docstring); the global arrays' (data, bytes, layout)
-    for the overlap check."""
+    for the overlap check.  ``held`` gets each global array's (object, type, struct)."""
     if not captures:
         return []
     table = g.field("%state", 24, "ptr")
@@ -212,7 +215,7 @@ def _guards(g: _Gen, captures) -> list:
             continue
         g.check(g.v(f"icmp ne ptr {obj}, null"))
         found: list = []
-        _unbox_array(g, obj, g.field(obj, 8, "ptr"), t, found)
+        held.append((obj, t, _unbox_array(g, obj, g.field(obj, 8, "ptr"), t, found)))
         outer.append(found[0])
         at = g.v(f"getelementptr ptr, ptr %outer, i64 {slot}")
         g.lines.append(f"  store ptr {obj}, ptr {at}")
