@@ -295,3 +295,12 @@ def test_code_from_the_disk_cache_boxes_arrays(tmp_path):
     assert (hits0, hits1) == (0, 3)
     assert first == second
     assert all(fast for _, fast in second)
+
+
+def greeting(x):
+    return "hi"
+
+
+def test_returned_constant_is_not_lost():
+    f = zymase.jit(greeting)  # (the fast entry once returned None for it on later calls)
+    assert [f(1.0), f(1.0)] == ["hi", "hi"]
