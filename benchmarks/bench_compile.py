@@ -40,8 +40,9 @@ def first_call(tree: str, name: str, what: str) -> float:
     env = dict(os.environ, PYTHONPATH=tree)
     env.pop("ZYMASE_VERIFY", None)
     code = CODE.format(shared=SHARED, name=name, size=SIZE.get(name, "small"), what=what)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
+    # run in the tree: ``python -c`` puts the working directory first on sys.path
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, capture_output=True,
+                         text=True, check=True)
     return float(out.stdout.split()[-1])
 
 
