@@ -62,8 +62,21 @@ def compile_ir(text: str, optimize: bool = True) -> Compiled:
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
-        obj = tm.emit_object(mod)
+        obj = emit_object(tm, mod)
         return _load(obj, str(mod))
+
+
+def emit_object(tm, mod) -> bytes:
+    """Machine code for ``mod``, without Loop Strength Reduction.  LSR took 40-45% of code
+    generation on reverse-mode functions (dozens of loops, each with many addresses built from
+    the tape and array indices) and made no corpus problem faster at medium or large size
+    (heat1d's primal at large size ran 27% faster without it).  ``-disable-lsr`` is a global LLVM
+    option, so it is set only while our code is emitted (under the lock)."""
+    llvm.set_option("zymase", "-disable-lsr=true")
+    try:
+        return tm.emit_object(mod)
+    finally:
+        llvm.set_option("zymase", "-disable-lsr=false")
 
 
 def load_object(obj: bytes) -> Compiled:
