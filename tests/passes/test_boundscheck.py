@@ -144,3 +144,14 @@ def test_a_nest_is_versioned_once():
         with pytest.raises(IndexError):
             f(r, bad, x, out)
         np.testing.assert_array_equal(out, expected)
+
+
+def test_the_checked_copy_of_a_nest_is_not_vectorized():
+    """It runs only on the way to an IndexError: its loops go to LLVM as not to be vectorized
+    or unrolled (compile time), the fast copy's as any other loop."""
+    f = zymase.jit(rows_matvec)
+    args = (np.arange(3.0), np.ones((3, 3)), np.arange(3.0), np.zeros(3))
+    f(*args)
+    text = f.specialization(*args).llvm_ir
+    assert '!"llvm.loop.vectorize.enable", i1 false' in text
+    assert '!"llvm.loop.unroll.disable"' in text

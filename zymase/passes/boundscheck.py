@@ -148,7 +148,10 @@ def _prove(op: Op) -> bool:
 
 # ---------------------------------------------------------------------- loop versioning
 
-GUARD = "bounds_guard"  # on the scf.if a versioned loop sits in: "raises" or "maybe" (below)
+# on the scf.if a versioned loop sits in: "raises" or "maybe" (_raising_guards); reverse mode
+# keeps it on the adjoint's scf.if, and the LLVM backend neither vectorizes nor unrolls the loops
+# in the checked branch of a "raises" guard
+GUARD = "bounds_guard"
 
 
 def _version(loop: Op) -> bool:
