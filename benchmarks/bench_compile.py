@@ -49,8 +49,9 @@ def first_call(tree: str, name: str, what: str, cache_dir: str | None = None) ->
         env["ZYMASE_CACHE_DIR"] = cache_dir
     code = CODE.format(shared=SHARED, name=name, size=SIZE.get(name, "small"), what=what,
                        cached=bool(cache_dir))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
+    # run in the tree: ``python -c`` puts the working directory first on sys.path
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, capture_output=True,
+                         text=True, check=True)
     return float(out.stdout.split()[-1])
 
 

@@ -117,3 +117,41 @@ def test_remaining_checks_in_rk4_style_loops_are_versioned():
         f(np.ones((2, 3)), x)
     text = "\n".join(str(op.name) for op in f.specialization(A, x).module.walk())
     assert text.count("array.index") < 6  # only in the checked copies
+
+
+def rows_matvec(r, A, x, out):
+    m = x.shape[0]
+    for i in range(m):
+        s = r[i]
+        for j in range(m):
+            s += A[i, j] * x[j]
+        out[i] = s
+    return out[0]
+
+
+def test_a_nest_is_versioned_once():
+    """The outer loop takes over the inner loop's guard: two copies of the nest (all fast, all
+    checked) instead of a fast and a checked inner loop in each copy of the outer one."""
+    f = zymase.jit(rows_matvec)
+    r, A, x = np.arange(3.0), np.ones((3, 3)), np.arange(3.0)
+    assert f(r, A, x, np.zeros(3)) == rows_matvec(r, A, x, np.zeros(3))
+    names = [op.name for op in f.specialization(r, A, x, np.zeros(3)).module.walk()]
+    assert names.count("scf.for") == 4
+    for bad in (np.ones((2, 3)), np.ones((3, 2))):  # IndexError at the same element
+        out, expected = np.zeros(3), np.zeros(3)
+        with pytest.raises(IndexError):
+            rows_matvec(r, bad, x, expected)
+        with pytest.raises(IndexError):
+            f(r, bad, x, out)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_the_checked_copy_of_a_nest_is_not_vectorized():
+    """It runs only on the way to an IndexError: its loops go to LLVM as not to be vectorized
+    or unrolled (compile time), the fast copy's as any other loop."""
+    f = zymase.jit(rows_matvec)
+    args = (np.arange(3.0), np.ones((3, 3)), np.arange(3.0), np.zeros(3))
+    f(*args)
+    text = f.specialization(*args).llvm_ir
+    assert '!"llvm.loop.vectorize.enable", i1 false' in text
+    assert '!"llvm.loop.unroll.disable"' in text

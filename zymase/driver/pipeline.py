@@ -36,7 +36,7 @@ from ..ir.core import Module
 from ..ir.printer import print_module
 from ..ir.types import ArrayType
 from ..options import Options
-from ..passes.inline import inline
+from ..passes.inline import inline, remove_unreachable
 from ..passes.licm import constant_writes, written_arguments
 from ..passes.lifetime import lifetime
 from ..passes.pipeline import PIPELINE, run_pipeline
@@ -188,8 +188,10 @@ def split(c: Compilation) -> None:
 
 
 def after_ad(c: Compilation) -> None:
+    """Mark the derivative's entries and drop what they do not call (the primal)."""
     for name in c.entries:
         c.module[name].attrs["entry"] = True
+    remove_unreachable(c.module, c.entries)
     allow_inlining(c.module)
 
 

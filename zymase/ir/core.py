@@ -162,12 +162,21 @@ class Op:
 
     # ---- structure
     def walk(self) -> Iterator[Op]:
-        """This op and every op nested in its regions, in program order (pre-order)."""
+        """This op and every op nested in its regions, in program order (pre-order).  A block's
+        ops are listed when the walk reaches it.  (A stack, not recursion: the hottest loop of
+        the passes, and a nested generator costs each op one step per level of nesting.)"""
         yield self
-        for r in self.regions:
-            for b in r.blocks:
-                for op in list(b.ops):
-                    yield from op.walk()
+        if not self.regions:
+            return
+        stack = [_nested_ops(self)]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            if op.regions:
+                stack.append(_nested_ops(op))
 
     def erase(self) -> None:
         """Remove from the parent block and drop all operand uses (recursively)."""
@@ -243,6 +252,12 @@ class Block:
     def walk(self) -> Iterator[Op]:
         for op in list(self.ops):
             yield from op.walk()
+
+
+def _nested_ops(op: Op) -> Iterator[Op]:
+    for r in op.regions:
+        for b in r.blocks:
+            yield from list(b.ops)
 
 
 class Region:

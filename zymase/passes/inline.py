@@ -79,6 +79,20 @@ def _callee(op: Op) -> str | None:
     return str(op.attrs["callee"]) if isinstance(op, Call) else None
 
 
+def remove_unreachable(module: Module, roots: list[str]) -> None:
+    """Drop the functions no call chain from ``roots`` reaches (after AD: the primal a gradient
+    no longer calls, say), so that nothing later optimizes or compiles them."""
+    graph = call_graph(module)
+    seen, stack = set(roots), list(roots)
+    while stack:
+        for g in graph.get(stack.pop(), ()):
+            if g not in seen:
+                seen.add(g)
+                stack.append(g)
+    for name in [n for n in module.funcs if n not in seen]:
+        del module.funcs[name]
+
+
 def _remove_dead_callees(module: Module, candidates: set[str]) -> None:
     """Drop inlined callees nobody calls any more, unless Python calls them (``entry``)."""
     while True:

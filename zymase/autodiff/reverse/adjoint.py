@@ -288,7 +288,8 @@ def _if(rt, op) -> None:
         b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
         rt.leave(saved)
         blocks.append(blk)
-    new = b.create(If, [cond], [f.type for f in free],
+    guard = {k: v for k, v in op.attrs.items() if k == "bounds_guard"}  # its else: cold
+    new = b.create(If, [cond], [f.type for f in free], guard,
                    regions=[Region([blk]) for blk in blocks])
     for f, r in zip(free, new.results):
         rt.ct[f] = r

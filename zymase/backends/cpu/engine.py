@@ -1,13 +1,15 @@
 """llvmlite: LLVM IR text -> optimized machine code for the host CPU, loaded with MCJIT.
 
 One target machine for the process (host CPU name and features, so loops become AVX code); the
-new pass manager at O3.  ``Engine.compile(text)`` returns a handle whose ``address(name)`` gives
-function pointers; ``object_code`` is kept so the disk cache can reload it without LLVM passes.
+new pass manager at O3, with the few LLVM options of ``LLVM_OPTIONS`` set while zymase compiles.
+``compile_ir(text)`` returns a handle whose ``address(name)`` gives function pointers;
+``object_code`` is kept so the disk cache can reload it without LLVM passes.
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 import llvmlite.binding as llvm
 
@@ -55,11 +57,25 @@ class Compiled:
         return self._engine.get_global_value_address(name)
 
 
+# LLVM options (global to the process) set while zymase optimizes and emits, then put back:
+# name -> (ours, LLVM's default).  Each cost much compile time and bought no run time on the
+# corpus (medium and large sizes):
+LLVM_OPTIONS = {
+    # Loop Strength Reduction: 40-45% of code generation on reverse-mode functions (dozens of
+    # loops, many addresses from the tape and array indices); heat1d's primal at large size ran
+    # 27% faster without it
+    "disable-lsr": ("true", "false"),
+    # O3's loop unswitching on injected invariant conditions (versioning a loop on `i < n`):
+    # half of nbody's gradient optimization time, while the boundscheck pass versions loops
+    "simple-loop-unswitch-inject-invariant-conditions": ("false", "true"),
+}
+
+
 def compile_ir(text: str, optimize: bool = True, vector_math: bool = True) -> Compiled:
     """``vector_math``: vectorized loops call libmvec (``veclib.py``; 4 ulp) rather than libm
     once per lane."""
     tm = target_machine()
-    with _LOCK:
+    with _LOCK, _llvm_options():
         mod = llvm.parse_assembly(text)
         mod.verify()
         if optimize:
@@ -71,6 +87,17 @@ def compile_ir(text: str, optimize: bool = True, vector_math: bool = True) -> Co
                 mod = llvm.parse_assembly(vector)
         obj = tm.emit_object(mod)
         return _load(obj, str(mod))
+
+
+@contextmanager
+def _llvm_options():
+    for name, (ours, _) in LLVM_OPTIONS.items():
+        llvm.set_option("zymase", f"-{name}={ours}")
+    try:
+        yield
+    finally:
+        for name, (_, default) in LLVM_OPTIONS.items():
+            llvm.set_option("zymase", f"-{name}={default}")
 
 
 def load_object(obj: bytes) -> Compiled:

@@ -40,6 +40,7 @@ class ModuleEmitter:
         self.errors: list[tuple] = []  # error id - 1 -> (kind, msg, loc)
         self.funcs: list[str] = []
         self.alias_md: list[str] = []  # "!N = ..." metadata nodes (alias.py)
+        self.cold_loop: tuple | None = None  # (no vectorize, no unroll) loop properties
         self._kernels: set[str] = set()
         self._n = 0
 
@@ -106,6 +107,7 @@ class FunctionEmitter:
         self.module = module  # the IR module (for callee signatures)
         self.lines: list[str] = []
         self.cold: list[str] = []
+        self.cold_depth = 0  # inside the checked copy of a versioned nest (_cold_loop)
         self.vals: dict[Value, str] = {}
         self.n = 0
         self.cur = "entry"
@@ -239,13 +241,26 @@ class FunctionEmitter:
         yields = self.emit_block(body)
         nxt = self.assign(f"add nsw i64 {iv}, {step}", "inext")
         latch = self.cur
-        self.emit(f"br label %{hdr}")
+        self.emit(f"br label %{hdr}" + self._cold_loop())
         phis = [f"  {iv} = phi i64 [{lb}, %{pre}], [{nxt}, %{latch}]"]
         for c, a, i, y in zip(carried, body.args[1:], inits, yields):
             phis.append(f"  {c} = phi {ltype(a.type)} [{i}, %{pre}], [{y}, %{latch}]")
         self._phis_at(pos, phis)
         self.start(ext)
         return carried
+
+    def _cold_loop(self) -> str:
+        """Loop metadata for a loop that runs only on the way to an IndexError (the checked
+        copy of a versioned loop nest): not vectorized or unrolled, which is compile time."""
+        if not self.cold_depth:
+            return ""
+        me = self.mod
+        if me.cold_loop is None:
+            me.cold_loop = (me.metadata('!{!"llvm.loop.vectorize.enable", i1 false}'),
+                            me.metadata('!{!"llvm.loop.unroll.disable"}'))
+        k = len(me.alias_md) + 2
+        me.metadata(f"distinct !{{!{k}, !{me.cold_loop[0]}, !{me.cold_loop[1]}}}")
+        return f", !llvm.loop !{k}"
 
     def _loop_cond(self, iv, ub, step, step_value):
         k = _const(step_value)
@@ -289,7 +304,10 @@ class FunctionEmitter:
         ends = []
         for label, block in ((thn, op.regions[0].block), (els, op.regions[1].block)):
             self.start(label)
+            cold = label is els and op.attrs.get("bounds_guard") == "raises"
+            self.cold_depth += cold
             ys = self.emit_block(block)
+            self.cold_depth -= cold
             ends.append((self.cur, ys))
             self.emit(f"br label %{mrg}")
         self.start(mrg)
