@@ -283,11 +283,11 @@ def test_checkpoint_errors(tmp_path):
                                   21)]:
         with pytest.raises(exc, match=words) as e:
             zymase.grad(fn)(0.5, 4)
-        assert f"ck_errors.py:{line}:" in str(e.value) and "/zymase/" not in str(e.value)
+        assert f"ck_errors.py:{line}:" in str(e.value) and zymase.__path__[0] not in str(e.value)
     with pytest.raises(zymase.ZymaseMemoryError) as e:
         zymase.grad(m.whiles, memory_limit=8)(0.5, 1.6)
     assert "ck_errors.py:27:" in str(e.value)  # the while loop's line
-    assert "/zymase/" not in str(e.value)
+    assert zymase.__path__[0] not in str(e.value)
     assert zymase.grad(m.whiles, memory_limit=10**6)(0.5, 1.6) == zymase.grad(m.whiles)(0.5, 1.6)
 
 
@@ -374,7 +374,7 @@ def test_marked_helper_is_recomputed_not_inlined():
     # the call is kept until reverse mode (inlined, the loop below would be differentiable)
     with pytest.raises(zymase.DifferentiationError, match="inside a loop") as e:
         zymase.grad(relax_in_loop)(u0, c, 3)
-    assert "test_checkpoint.py:" in str(e.value) and "/zymase/" not in str(e.value)
+    assert "test_checkpoint.py:" in str(e.value) and zymase.__path__[0] not in str(e.value)
     with pytest.raises(TypeError):
         zymase.checkpoint(relax, snaps=3)
 

@@ -56,7 +56,7 @@ def test_hessian_and_vjp_through_a_list():
 def test_checkpointing_a_loop_that_grows_a_list_is_refused_where_it_is():
     with pytest.raises(zymase.DifferentiationError, match="carries an array") as e:
         zymase.grad(L.grown, memory_limit=256)(0.7, 40)
-    assert "list_programs.py:" in str(e.value) and "/zymase/" not in str(e.value)
+    assert "list_programs.py:" in str(e.value) and zymase.__path__[0] not in str(e.value)
 
 
 def appends_in_while(x):
