@@ -357,3 +357,21 @@ def test_float32_sums_do_not_stall():
     # the float64 accumulation errs far below a float32 ulp: it rounds as the exact sum does
     assert got == np.float32(math.fsum([exact, float(r[0])]))
     assert abs(float(got) - float(np.concatenate([r, r[:1]]).sum())) <= 4 * abs(np.spacing(got))
+
+
+def _dict_and_tuple(d, t):
+    return d["a"] * 2 + t[0] + t[1][0]
+
+
+def test_containers_are_keyed_by_their_items():
+    """A dict or tuple argument gets the specialization of its items' types (a float32 array
+    after a float64 one, an int after a float, another key)."""
+    f = zymase.jit(_dict_and_tuple)
+    cases = [({"a": 1.5}, (1.0, np.ones(2))), ({"a": 3}, (1.0, np.ones(2))),
+             ({"a": 1.5}, (2, np.ones(2, np.float32))), ({"a": 1.5}, (2, np.arange(2))),
+             ({"a": np.float32(1.5)}, (True, np.ones(2)))]
+    for d, t in cases:
+        got, want = f(d, t), _dict_and_tuple(d, t)
+        assert got == want and type(got) is type(want), (d, t, got, want)
+    with pytest.raises(zymase.ZymaseError, match="x"):
+        f({"a": 1.5, "b": "x"}, (1.0, np.ones(2)))

@@ -36,6 +36,12 @@ def arg_key(x, where: str = "argument"):
         return k
     if t is np.ndarray:
         return (x.dtype, x.ndim, x.flags.c_contiguous)
+    # containers of these: the key of each item (their templates follow from them) without
+    # building the whole template on every call
+    if t is tuple:
+        return ("tuple", tuple(arg_key(v, where) for v in x))
+    if t is dict and all(type(k) is str for k in x):
+        return ("dict", tuple((k, arg_key(v, where)) for k, v in x.items()))
     return type_key(param_template(x, where))
 
 
