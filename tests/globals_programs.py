@@ -86,3 +86,7 @@ def write_globals():
     IDX[0] = -4
     BIG[1, 2] = -7.0
     BIG[0, 0] = 100.0
+
+
+def sin_of_w(x):
+    return np.sum(np.sin(W * x))

@@ -250,3 +250,75 @@ def test_kinds_of_global_arrays(fn):
     finally:
         for a, v in zip((G.C0, G.MASK, G.IDX, G.BIG), saved):
             a[...] = v
+
+
+def test_the_pullback_uses_global_arrays_as_they_were_when_vjp_ran():
+    x = np.linspace(0.1, 1.0, 3)
+    want = np.cos(G.W * x) * G.W
+    _, pullback = zymase.vjp(G.sin_of_w, x)
+    G.W[:] = 0.0  # written after vjp, before the pullback
+    np.testing.assert_allclose(pullback(1.0)[0], want, rtol=1e-14)
+
+
+def test_a_global_rebound_by_another_thread_during_calls():
+    import threading
+    f = zymase.jit(G.loss)
+    choices = [np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0], np.float32),
+               np.arange(6.0)[::2], np.array([1, 2, 3])]
+    stop, errors = threading.Event(), []
+
+    def rebind():
+        k = 0
+        while not stop.is_set():
+            G.W = choices[k % len(choices)]
+            k += 1
+
+    t = threading.Thread(target=rebind)
+    t.start()
+    try:
+        for _ in range(300):
+            try:
+                got = f(X)
+            except zymase.ZymaseError as e:
+                errors.append(e)
+                continue
+            assert any(got == pytest.approx(2.0 * np.sum(c * X * X)) for c in choices)
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_the_disk_cache_notices_a_function_redefined_under_its_name(tmp_path):
+    """Two ``def``s of one name in one file (chosen at run time): the same source file, the same
+    qualified name, another body; for the entry function and for a helper it calls."""
+    (tmp_path / "redefined.py").write_text(textwrap.dedent("""
+        import os
+        def helper(x):
+            return x * 2.0
+        def f(x):
+            return x + 1.0
+        if os.environ.get("OTHER"):
+            def helper(x):
+                return x * 20.0
+            def f(x):
+                return x + 100.0
+        def g(x):
+            return helper(x)
+    """))
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import zymase, redefined as m
+        print(zymase.jit(m.f, cache=True)(1.0), zymase.jit(m.g, cache=True)(1.0),
+              zymase.grad(m.g, cache=True)(1.0))
+    """)
+    env = {"ZYMASE_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+
+    def run(**extra):
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env={**env, **extra}, check=True).stdout.split()
+
+    assert run() == ["2.0", "2.0", "2.0"]
+    assert run(OTHER="1") == ["101.0", "20.0", "20.0"]
+    assert run() == ["2.0", "2.0", "2.0"]

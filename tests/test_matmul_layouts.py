@@ -337,3 +337,16 @@ def test_einsum_refusals_point_at_the_user(fn, exc, words):
     msg = str(e.value)
     assert words in msg and f"{os.path.basename(__file__)}:" in msg
     assert os.path.dirname(zymase.__file__) not in msg
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("shapes", [((1, 2, 3), (3, 3, 2)), ((3, 2, 3), (1, 3, 2)),
+                                    ((2, 1, 4, 5), (3, 5, 6))])
+def test_integer_stacks_broadcast_a_batch_dim_of_size_one(dtype, shapes):
+    a = (np.arange(np.prod(shapes[0])).reshape(shapes[0]) % 3).astype(dtype)
+    b = (np.arange(np.prod(shapes[1])).reshape(shapes[1]) % 2).astype(dtype)
+    np.testing.assert_array_equal(zymase.jit(_mm_only)(a, b), a @ b)
+
+
+def _mm_only(a, b):
+    return a @ b

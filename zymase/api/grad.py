@@ -28,6 +28,7 @@ from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments, flatten_arg
+from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
 from ..options import transform_options
@@ -65,16 +66,15 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     """
     comp, plans = shared(fn, options_of(options)), {}
 
+    def attempt(args):
+        if not has_aux:
+            out = _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=True)
+            if out is not None:
+                return out
+        return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
+
     def wrapper(*args, **kwargs):
-        args = call_arguments(comp.fn, args, kwargs)
-        try:
-            if not has_aux:
-                out = _plain_grad(comp, plans, args, argnums, optimize_before_ad, primal=True)
-                if out is not None:
-                    return out
-            return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
-        except ZymaseError as e:
-            raise e.with_traceback(None) from None
+        return _retrying(comp, attempt, call_arguments(comp.fn, args, kwargs))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
@@ -151,6 +151,18 @@ def _seed(d):
     return 1.0 if t.bits == 64 else t.np_dtype.type(1.0)  # a Python float takes the C entry
 
 
+def _retrying(comp, attempt, args):
+    """``attempt(args)``, again when another thread rebound a global array meanwhile."""
+    for _ in range(REBOUND_RETRIES):
+        try:
+            return attempt(args)
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
+        except Rebound:
+            continue
+    raise rebound_error(comp.fn)
+
+
 def _request(nums, optimize_before_ad) -> Request:
     """What ``grad`` and ``value_and_grad`` compile: one derivative that returns the value too
     (computing it costs the forward sweep nothing), so the two share it."""
@@ -205,17 +217,16 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
     """
     comp, plans = shared(fn, options_of(options)), {}
 
-    def wrapper(*args, **kwargs):
-        args = call_arguments(comp.fn, args, kwargs)
-        try:
-            if not has_aux:
-                g = _plain_grad(comp, plans, args, argnums, optimize_before_ad)
-                if g is not None:
-                    return g
-            value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
-        except ZymaseError as e:
-            raise e.with_traceback(None) from None
+    def attempt(args):
+        if not has_aux:
+            g = _plain_grad(comp, plans, args, argnums, optimize_before_ad)
+            if g is not None:
+                return g
+        value, g = _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
         return (g, value[1]) if has_aux else g
+
+    def wrapper(*args, **kwargs):
+        return _retrying(comp, attempt, call_arguments(comp.fn, args, kwargs))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"

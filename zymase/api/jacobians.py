@@ -145,7 +145,11 @@ class _Forward:
         # the arguments as the forward run left them (the adjoint reads them): the caller may
         # change its arrays before calling the pullback
         self.flat = [np.array(x) if isinstance(x, np.ndarray) else x for x in flat]
-        self.outer = [np.array(x) for x in self.outer]  # global arrays too
+        # global arrays too, and residuals that are views of them (the adjoint reads both)
+        self.residuals = [np.array(r) if isinstance(r, np.ndarray) and
+                          any(np.may_share_memory(r, g) for g in self.outer) else r
+                          for r in self.residuals]
+        self.outer = [np.array(x) for x in self.outer]
 
     def adjoint(self, primals, nums, ct):
         d = self.d

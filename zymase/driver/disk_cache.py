@@ -27,6 +27,7 @@ import inspect
 import os
 import tempfile
 
+from ..frontend.captures import code_digest
 from ..version import __version__
 from . import entry_format
 
@@ -73,8 +74,9 @@ def entry_key(fn, key, options, backend) -> str:
     """The full key of an entry (its file name is a hash of it)."""
     opts = sorted((k, sorted(v) if isinstance(v, frozenset) else v)  # (a set's order varies)
                   for k, v in vars(options).items())
-    return repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), key,
-                 opts, _versions(backend)))
+    code = code_digest(fn.__code__)  # (a def that runs twice with other bodies)
+    return repr((fn.__module__, fn.__qualname__, getattr(fn.__code__, "co_filename", ""), code,
+                 key, opts, _versions(backend)))
 
 
 def entry_path(ident: str) -> str | None:

@@ -27,6 +27,22 @@ import numpy as np
 MISSING = object()
 
 
+REBOUND_RETRIES = 4
+
+
+class Rebound(Exception):  # (a signal to look the code up again, not an error)
+    """A global array was rebound to another type between finding the code and calling it (by
+    another thread): the caller looks the code up again."""
+
+
+def rebound_error(fn):
+    from ..errors import UnsupportedError  # lazy: only when another thread keeps rebinding
+    return UnsupportedError(
+        f"{fn.__qualname__}() reads a global array that another thread keeps rebinding to "
+        f"arrays of other types: {REBOUND_RETRIES} attempts found a different type each time "
+        "(pass the array as an argument)")
+
+
 class Capture:
     """One value read from a namespace: ``ns`` (a dict: globals, a module's or an object's
     ``__dict__``; or a closure cell) under ``key``; ``slot``: its index in the table of arrays
@@ -71,8 +87,8 @@ class Captures:
         if found is not None:
             return found
         slot = None
-        if array_type is not None:
-            slot, self.n_slots = self.n_slots, self.n_slots + 1
+        if array_type is not None:  # (not kept: the array is looked up on every call)
+            slot, self.n_slots, value = self.n_slots, self.n_slots + 1, None
         c = Capture(ns, key, value, slot, array_type, origin)
         self._index[k] = c
         self.items.append(c)
@@ -110,10 +126,7 @@ class Captures:
             if c.slot is not None:
                 now = c.current()
                 if not fits(now, c.type):
-                    from ..errors import UnsupportedError  # lazy: only on a race with a rebinding
-                    raise UnsupportedError(
-                        f"the global {c.where()} was rebound to {describe(now)} while compiled "
-                        f"code that reads it as an array of {c.type} was being called")
+                    raise Rebound(c.key)
                 out[c.slot] = now
         return out
 
@@ -228,7 +241,8 @@ def restore_all(entry_fn, desc) -> Captures | None:
             caps.n_slots = max(caps.n_slots, slot + 1)
         elif value_digest(value) != digest:
             return None
-        c.value = value
+        else:
+            c.value = value
         caps._index[(id(ns), key)] = c
         caps.items.append(c)
     return caps
@@ -285,6 +299,25 @@ def value_digest(v) -> str | None:
     if isinstance(v, tuple):
         parts = [value_digest(x) for x in v]
         return None if None in parts else repr(tuple(parts))
-    if isinstance(v, types.FunctionType):
-        return repr(("function", v.__module__, v.__qualname__))
+    if isinstance(v, types.FunctionType):  # its code too: a name redefined at run time
+        return repr(("function", v.__module__, v.__qualname__, code_digest(v.__code__)))
     return None
+
+
+def code_digest(code) -> str:
+    """A digest of a code object that is the same in every process (``marshal`` output is not:
+    it depends on reference counts)."""
+    h = hashlib.sha256()
+
+    def feed(c):
+        h.update(c.co_code)
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_argcount,
+                       c.co_kwonlyargcount, c.co_flags)).encode())
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                feed(k)
+            else:
+                h.update(repr(sorted(map(repr, k)) if isinstance(k, frozenset) else k).encode())
+
+    feed(code)
+    return h.hexdigest()

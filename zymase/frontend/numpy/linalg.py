@@ -96,7 +96,10 @@ def matmul(lw, a, b, node, fname="matmul"):
                               [ArrayType(t, len(batch) + 2, "C")]).result)
         lw.b.create(Matmul, [_stacked(lw, a, batch, False).value,
                              _stacked(lw, b, batch, True).value, o.value])
-    else:
+    else:  # integer stacks: each broadcast to the batch dims first (a batch dim of size 1)
+        a, b = (broadcast_to(lw, x, batch + lw.dims(x)[-2:]) if x.type.ndim > 2 else x
+                for x in (a, b))
+
         def body(idx, acc):
             a_i, b_i = (_matrix_at(lw, x, idx) if x.type.ndim > 2 else x for x in (a, b))
             _product_into(lw, a_i, b_i, _matrix_at(lw, out, idx), t, k)
