@@ -5,7 +5,9 @@ installed), side by side in one run, one thread, float64:
   ``value_and_grad`` per step;
 * ``np.sum((x @ W) ** 2)`` at n = 256 and 512: ``grad`` with respect to ``W``.
 
-    python benchmarks/bench_mlp.py
+    taskset -c 0 python benchmarks/bench_mlp.py
+
+(``taskset`` keeps XLA's thread pool on one core too, as OPENBLAS_NUM_THREADS=1 does BLAS.)
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ import os
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                      "intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 import numpy as np  # noqa: E402
 
 import zymase  # noqa: E402
