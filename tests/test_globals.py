@@ -322,3 +322,14 @@ def test_the_disk_cache_notices_a_function_redefined_under_its_name(tmp_path):
     assert run() == ["2.0", "2.0", "2.0"]
     assert run(OTHER="1") == ["101.0", "20.0", "20.0"]
     assert run() == ["2.0", "2.0", "2.0"]
+
+
+def test_a_deleted_global_is_a_name_error():
+    f = zymase.jit(G.loss)
+    f(X)
+    del G.SCALE
+    try:
+        with pytest.raises(NameError, match="SCALE"):
+            f(X)
+    finally:
+        G.SCALE = 2.0

@@ -94,6 +94,11 @@ class ZymaseMemoryError(ZymaseError, MemoryError):
     """A derivative cannot keep its tape under the ``memory_limit`` it was given."""
 
 
+class ZymaseNameError(UnsupportedError, NameError):
+    """A free name is defined nowhere (raised when the function is compiled: compiled code
+    cannot look it up later)."""
+
+
 class ZymaseUnboundLocalError(ZymaseError, UnboundLocalError):
     """A local variable is read on a path that did not assign it (raised at run time)."""
 

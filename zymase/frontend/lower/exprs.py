@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ...errors import UnsupportedError, ZymaseTypeError
+from ...errors import UnsupportedError, ZymaseNameError, ZymaseTypeError
 from ...ir.ops import (
     AddF,
     AddI,
@@ -187,7 +187,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         try:
             obj, ns = self.src.resolve(name)
         except KeyError:
-            raise self.err(UnsupportedError, f"name `{name}` is not defined", node) from None
+            raise self.err(ZymaseNameError, f"name `{name}` is not defined", node) from None
         fn = self.src.fn
         kind = "global" if isinstance(ns, dict) else "closure"
         return self.outer_value(ns, name, obj, node, (kind, fn.__module__, fn.__qualname__))
