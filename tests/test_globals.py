@@ -181,8 +181,9 @@ def test_a_global_array_passed_as_a_written_argument_is_refused():
     x = np.zeros(3)
     assert f(x) == G.write_then_read(np.zeros(3))  # distinct arrays: runs (then the fast path)
     assert f(np.zeros(3)) == G.write_then_read(np.zeros(3))
-    with pytest.raises(zymase.UnsupportedError, match="`W` shares memory"):
+    with pytest.raises(zymase.UnsupportedError, match="`W` shares memory") as e:
         f(G.W)
+    assert f"{__file__}:" in str(e.value) and zymase.__path__[0] not in str(e.value)
 
 
 def test_a_global_rebound_to_another_rank_recompiles():
@@ -333,3 +334,19 @@ def test_a_deleted_global_is_a_name_error():
             f(X)
     finally:
         G.SCALE = 2.0
+
+
+def test_a_global_that_keeps_being_rebound_is_refused_at_the_call(monkeypatch):
+    """(another thread rebinding it to other types on every attempt, simulated)"""
+    from zymase.frontend.captures import Captures, Rebound
+
+    f = zymase.jit(G.loss)
+    f(X)
+
+    def rebound(self):
+        raise Rebound("W")
+
+    monkeypatch.setattr(Captures, "arrays", rebound)
+    with pytest.raises(zymase.UnsupportedError, match="keeps rebinding") as e:
+        zymase.grad(G.loss)(X)
+    assert f"{__file__}:" in str(e.value) and zymase.__path__[0] not in str(e.value)

@@ -28,7 +28,6 @@ from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments, flatten_arg
-from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
 from ..options import transform_options
@@ -39,6 +38,7 @@ from .values import (
     gather_adjoints,
     normalize_argnums,
     rebuild,
+    retrying,
     scalar_out,
 )
 
@@ -74,7 +74,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
         return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
 
     def wrapper(*args, **kwargs):
-        return _retrying(comp, attempt, call_arguments(comp.fn, args, kwargs))
+        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
@@ -151,18 +151,6 @@ def _seed(d):
     return 1.0 if t.bits == 64 else t.np_dtype.type(1.0)  # a Python float takes the C entry
 
 
-def _retrying(comp, attempt, args):
-    """``attempt(args)``, again when another thread rebound a global array meanwhile."""
-    for _ in range(REBOUND_RETRIES):
-        try:
-            return attempt(args)
-        except ZymaseError as e:
-            raise e.with_traceback(None) from None
-        except Rebound:
-            continue
-    raise rebound_error(comp.fn)
-
-
 def _request(nums, optimize_before_ad) -> Request:
     """What ``grad`` and ``value_and_grad`` compile: one derivative that returns the value too
     (computing it costs the forward sweep nothing), so the two share it."""
@@ -226,7 +214,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
         return (g, value[1]) if has_aux else g
 
     def wrapper(*args, **kwargs):
-        return _retrying(comp, attempt, call_arguments(comp.fn, args, kwargs))
+        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"

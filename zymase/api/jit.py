@@ -23,10 +23,10 @@ from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars, rebuild_result
 from ..errors import ZymaseError, caller_loc
 from ..frontend.args import call_arguments
-from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.source import python_function
 from ..ir.printer import print_module
 from ..options import Options, backend_name
+from .values import retrying
 
 
 class JitFunction(functools.partial):
@@ -74,20 +74,17 @@ class JitFunction(functools.partial):
             raise _at_caller(e) from None
         # arrays inside containers count too
         noalias = only_scalars(args) or arrays_disjoint(args)
-        for _ in range(REBOUND_RETRIES):
+
+        def attempt(args):
             spec = self._cache.find((key, PRIMAL, noalias))
             if spec is None:
                 spec = self._compile(args, key, noalias)
             elif spec.fast is not None and \
                     self._dispatcher.current != ((key, noalias), id(spec.captures)):
                 self._install(key, noalias, spec)
-            try:
-                return spec(args)
-            except ZymaseError as e:
-                raise e.with_traceback(None) from None
-            except Rebound:  # another thread rebound a global array meanwhile: look up again
-                continue
-        raise rebound_error(self.py_func)
+            return spec(args)
+
+        return retrying(self.py_func, attempt, args)
 
     def _compile(self, args, key, noalias):
         try:

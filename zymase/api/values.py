@@ -11,9 +11,23 @@ import dataclasses
 import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
-from ..errors import DifferentiationError, caller_loc
+from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import flatten_arg, param_template
+from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
+
+
+def retrying(fn, attempt, args):
+    """``attempt(args)`` for a transform of ``fn``, again when another thread rebound a global
+    array between finding the compiled code and calling it; errors without zymase's frames."""
+    for _ in range(REBOUND_RETRIES):
+        try:
+            return attempt(args)
+        except ZymaseError as e:
+            raise e.with_traceback(None) from None
+        except Rebound:
+            continue
+    raise rebound_error(fn).with_traceback(None)
 
 
 def normalize_argnums(argnums, nargs, fn):

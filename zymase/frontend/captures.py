@@ -36,11 +36,11 @@ class Rebound(Exception):  # (a signal to look the code up again, not an error)
 
 
 def rebound_error(fn):
-    from ..errors import UnsupportedError  # lazy: only when another thread keeps rebinding
+    from ..errors import UnsupportedError, caller_loc  # lazy: only when a thread keeps rebinding
     return UnsupportedError(
         f"{fn.__qualname__}() reads a global array that another thread keeps rebinding to "
         f"arrays of other types: {REBOUND_RETRIES} attempts found a different type each time "
-        "(pass the array as an argument)")
+        "(pass the array as an argument)", caller_loc())
 
 
 class Capture:

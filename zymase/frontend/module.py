@@ -32,6 +32,7 @@ class ModuleLowerer:
         self.in_progress: dict = {}  # key -> [name, guessed result, used?]
         self.names: set[str] = set()
         self.captures = Captures()  # what the functions read from outside their arguments
+        self.read_once = 0  # groups of loads that read each element once (passes/fuse.py)
 
     def lower_entry(self, fn, params) -> Func:
         name, _ = self.specialize(fn, params, None, entry=True)

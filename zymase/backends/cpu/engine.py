@@ -82,11 +82,12 @@ def compile_ir(text: str, optimize: bool = True, vector_math: bool = True) -> Co
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
-            vector = veclib.map_vector_calls(str(mod)) if vector_math else None
-            if vector is not None:  # vectorized math: libmvec instead of a libm call per lane
-                mod = llvm.parse_assembly(vector)
+        listing = str(mod)
+        vector = veclib.map_vector_calls(listing) if optimize and vector_math else None
+        if vector is not None:  # vectorized math: libmvec instead of a libm call per lane
+            mod, listing = llvm.parse_assembly(vector), vector
         obj = tm.emit_object(mod)
-        return _load(obj, str(mod))
+        return _load(obj, listing)
 
 
 @contextmanager

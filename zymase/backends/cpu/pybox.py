@@ -53,25 +53,10 @@ define internal ptr @zy.box_array(ptr %descr, i32 %nd, ptr %dims, ptr %strides, 
 entry:
   %view = icmp eq ptr %base, null
   br i1 %view, label %onview, label %fresh
-onview:
-  call void @zy.py.Py_IncRef(ptr %descr)
-  %varr = call ptr @zy.np.PyArray_NewFromDescr(ptr @zy.py.ndarray, ptr %descr, i32 %nd,
-      ptr %dims, ptr %strides, ptr %data, i32 {NPY_ARRAY_WRITEABLE}, ptr null)
-  %novarr = icmp eq ptr %varr, null
-  br i1 %novarr, label %failed, label %setowner
-failed:
-  ret ptr null
-setowner:
+onview:                                   ; a view: the argument or global that holds its bytes
   call void @zy.py.Py_IncRef(ptr %owner)
-  %vrc = call i32 @zy.np.PyArray_SetBaseObject(ptr %varr, ptr %owner)  ; (steals it)
-  %vbad = icmp ne i32 %vrc, 0
-  br i1 %vbad, label %vunown, label %vdone
-vunown:
-  call void @zy.py.Py_DecRef(ptr %varr)
-  ret ptr null
-vdone:
-  ret ptr %varr
-fresh:
+  br label %make
+fresh:                                    ; fresh memory: a capsule that frees it owns it
   %cap = call ptr @zy.py.PyCapsule_New(ptr %base, ptr null, ptr @zy.py.free_capsule)
   %nocap = icmp eq ptr %cap, null
   br i1 %nocap, label %nomem, label %make
@@ -79,16 +64,17 @@ nomem:
   call void @free(ptr %base)
   ret ptr null
 make:
+  %own = phi ptr [%owner, %onview], [%cap, %fresh]  ; (a reference of ours)
   call void @zy.py.Py_IncRef(ptr %descr)  ; (PyArray_NewFromDescr steals it)
   %arr = call ptr @zy.np.PyArray_NewFromDescr(ptr @zy.py.ndarray, ptr %descr, i32 %nd,
       ptr %dims, ptr %strides, ptr %data, i32 {NPY_ARRAY_WRITEABLE}, ptr null)
   %noarr = icmp eq ptr %arr, null
-  br i1 %noarr, label %drop, label %own
+  br i1 %noarr, label %drop, label %setbase
 drop:
-  call void @zy.py.Py_DecRef(ptr %cap)  ; (frees the memory)
+  call void @zy.py.Py_DecRef(ptr %own)  ; (a capsule frees the memory)
   ret ptr null
-own:
-  %rc = call i32 @zy.np.PyArray_SetBaseObject(ptr %arr, ptr %cap)  ; (steals the capsule)
+setbase:
+  %rc = call i32 @zy.np.PyArray_SetBaseObject(ptr %arr, ptr %own)  ; (steals it)
   %bad = icmp ne i32 %rc, 0
   br i1 %bad, label %unown, label %done
 unown:

@@ -27,23 +27,18 @@ UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "a
 BINARY = ("pow", "atan2")
 _CALL = re.compile(r"@llvm\.(" + "|".join(UNARY + BINARY) + r")\.v(\d+)f(32|64)\b")
 
-_LIB: list = []  # [path] once loaded, [None] when there is none
-
-
+@functools.cache
 def library() -> str | None:
     """libmvec's path, loaded into the process for MCJIT's symbol lookup (None: not found)."""
-    if not _LIB:
-        path = ctypes.util.find_library("mvec")
-        if path is not None and llvm.get_process_triple().startswith("x86_64"):
-            try:
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                llvm.load_library_permanently(path)
-            except OSError:
-                path = None
-        else:
-            path = None
-        _LIB.append(path)
-    return _LIB[0]
+    path = ctypes.util.find_library("mvec")
+    if path is None or not llvm.get_process_triple().startswith("x86_64"):
+        return None
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        llvm.load_library_permanently(path)
+    except OSError:
+        return None
+    return path
 
 
 @functools.cache

@@ -148,7 +148,8 @@ def _lane_sum(lw, a, loop_dims, to_index, init):
     lanes = b.i64(LANES)
     m = b.op(AndI, n, b.i64(-LANES))  # n rounded down to a multiple of LANES (a power of 2)
 
-    group = lw.mod.read_once = getattr(lw.mod, "read_once", 0) + 1
+    lw.mod.read_once += 1
+    group = lw.mod.read_once
 
     def read(idx):  # each element is read once, by one of these loads (passes/fuse.py)
         v = load(lw, a, to_index(idx))
