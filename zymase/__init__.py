@@ -24,7 +24,9 @@ from .api.grad import grad, jvp, value_and_grad  # noqa: F401
 from .api.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, vjp  # noqa: F401
 from .api.jit import JitFunction, explain, jit  # noqa: F401
 from .api.report import tape_report  # noqa: F401
+from .api.vmap import vmap  # noqa: F401
 from .backends.cpu.memory import release_memory, set_tape_cache  # noqa: F401
+from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: F401
 from .errors import (  # noqa: F401
     DifferentiationError,
     ShapeError,
@@ -34,5 +36,5 @@ from .errors import (  # noqa: F401
     ZymaseMemoryError,
     ZymaseTypeError,
 )
-from .lang import checkpoint, custom_jvp, custom_vjp  # noqa: F401
+from .lang import checkpoint, custom_jvp, custom_vjp, prange  # noqa: F401
 from .version import __version__  # noqa: F401

@@ -2,6 +2,8 @@
 
 * ``zymase.checkpoint``: checkpoint a loop or a helper in reverse mode (the work is in
   ``autodiff/reverse/checkpoint.py``);
+* ``zymase.prange``: a ``range`` whose iterations may run in parallel (``numba.prange`` is read the
+  same way);
 * ``zymase.custom_jvp`` / ``zymase.custom_vjp``: custom derivative rules, in the JAX style,
   compiled with the rest::
 
@@ -77,6 +79,34 @@ def checkpoint(what, snaps: int | None = None):
     if snaps is not None and (isinstance(snaps, bool) or not isinstance(snaps, int) or snaps < 1):
         raise ValueError(f"snaps must be a positive integer, not {snaps!r}")
     return what
+
+
+def prange(*args):
+    """``range`` whose iterations are independent, so compiled code runs them on all cores::
+
+        @zymase.jit
+        def norms(x, out):
+            total = 0.0
+            for i in zymase.prange(x.shape[0]):
+                out[i] = np.sqrt(np.sum(x[i] ** 2))   # each iteration writes its own element
+                total += out[i]                        # a reduction: summed per thread
+            return total
+
+    The iterations of a ``prange`` loop run on a pool of threads (``zymase.set_num_threads``),
+    in blocks of consecutive iterations.  A name assigned in the body is private to its
+    iteration, except reductions: ``s += e`` (``-=``, ``*=``, ``s = s + e``), ``m = max(m, e)``,
+    ``m = min(m, e)``, which are combined across threads (float sums may differ from a serial
+    run in the last bits; ``deterministic=True`` makes them independent of the thread count).
+    ``a[k] += e`` with an index not owned by the iteration (a histogram, a scatter) is an atomic
+    update.  The compiler refuses a ``break`` or ``return`` in the body, a value carried from one
+    iteration to the next, and a plain write every iteration makes to the same element; other
+    dependences between iterations (one iteration reading an element another writes, through
+    indices the compiler cannot follow) are the user's responsibility, as in Numba and OpenMP.
+    Derivatives of a ``prange`` loop, in both modes, are parallel loops too.
+
+    Called from Python, ``prange(...)`` is ``range(...)``.
+    """
+    return range(*args)
 
 
 class _Custom:

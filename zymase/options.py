@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend", "cache")
+TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend", "cache",
+                     "deterministic")
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,10 @@ class Options:
     optimizations) to skip, for ablations.  ``memory_limit``: bytes the reverse-mode tape and
     checkpoints may use (None: unlimited; see autodiff/reverse/checkpoint.py).  ``backend``: the
     name of the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
-    ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``)."""
+    ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``).
+    ``deterministic``: parallel loops give bit-identical results for any number of threads
+    (reductions combine fixed blocks of iterations in order; a loop that would need float atomic
+    adds runs serially)."""
 
     fastmath: bool = False
     boundscheck: bool = True
@@ -27,6 +31,7 @@ class Options:
     disable: frozenset = field(default_factory=frozenset)
     memory_limit: int | None = None
     backend: str = field(default_factory=lambda: default_backend())
+    deterministic: bool = False
 
 
 def default_backend() -> str:
@@ -48,7 +53,8 @@ def transform_options(**kw) -> Options:
     return Options(fastmath=kw.get("fastmath", False), boundscheck=kw.get("boundscheck", True),
                    cache=bool(kw.get("cache", False)), disable=frozenset(kw.get("disable", ())),
                    memory_limit=None if limit is None else int(limit),
-                   backend=backend_name(kw.get("backend")))
+                   backend=backend_name(kw.get("backend")),
+                   deterministic=bool(kw.get("deterministic", False)))
 
 
 def backend_name(backend) -> str:

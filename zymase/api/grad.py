@@ -78,6 +78,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
+    wrapper.__zymase_transform__ = "zymase.value_and_grad"
     return wrapper
 
 
@@ -218,6 +219,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"
+    wrapper.__zymase_transform__ = "zymase.grad"
     return wrapper
 
 

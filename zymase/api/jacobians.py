@@ -212,6 +212,7 @@ def jacfwd(fn, argnums=0, **options):
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
+    wrapper.__zymase_transform__ = "zymase.jacfwd"
     return wrapper
 
 
@@ -314,6 +315,7 @@ def jacrev(fn, argnums=0, **options):
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
+    wrapper.__zymase_transform__ = "zymase.jacrev"
     return wrapper
 
 
@@ -373,6 +375,7 @@ def hvp(fn, argnums=0, **options):
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
+    wrapper.__zymase_transform__ = "zymase.hvp"
     return wrapper
 
 
@@ -428,6 +431,7 @@ def hessian(fn, argnums=0, **options):
         except ZymaseError as e:
             raise e.with_traceback(None) from None
 
+    wrapper.__zymase_transform__ = "zymase.hessian"
     return wrapper
 
 

@@ -16,6 +16,7 @@ from ..ir.core import Func, Op, Value
 from ..ir.ops import (
     Alloc,
     ArrayConst,
+    AtomicAdd,
     Broadcast,
     Call,
     Condition,
@@ -121,7 +122,7 @@ class Activity:
 
     def _varied_op(self, op: Op) -> bool:
         changed = False
-        if isinstance(op, Store):
+        if isinstance(op, (Store, AtomicAdd)):
             if self.varied_value(op.operands[0]):
                 changed |= self._vary_roots(op.operands[1])
         elif isinstance(op, Load):
@@ -173,7 +174,7 @@ class Activity:
 
     def _useful_op(self, op: Op) -> bool:
         changed = False
-        if isinstance(op, Store):
+        if isinstance(op, (Store, AtomicAdd)):
             if self.active(op.operands[1]):
                 changed |= self._mark_useful(op.operands[0])
         elif isinstance(op, Call):
@@ -206,7 +207,7 @@ def relevant(op: Op, act) -> bool:
             continue
         if any(act.active(r) for r in inner.results):
             return True
-        if isinstance(inner, Store) and act.active(inner.operands[1]):
+        if isinstance(inner, (Store, AtomicAdd)) and act.active(inner.operands[1]):
             return True
         if isinstance(inner, (Call, Matmul)) and any(act.active(v) for v in inner.operands):
             return True

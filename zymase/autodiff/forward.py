@@ -19,6 +19,7 @@ from ..errors import DifferentiationError
 from ..ir.core import VIEW, Block, Func, Module, Op, Region, Value
 from ..ir.ops import (
     Alloc,
+    AtomicAdd,
     Call,
     Condition,
     Dim,
@@ -27,6 +28,7 @@ from ..ir.ops import (
     Load,
     Matmul,
     MulI,
+    Parallel,
     Relayout,
     Return,
     Select,
@@ -205,6 +207,21 @@ class ForwardTransform:
                 tv = self.b.const(0, a.type.dtype)
             self.b.create(Store, [tv, s, *idx], [])
 
+    def op_array_atomic_add(self, op):
+        """a[idx] += v atomically: the tangent adds the same way."""
+        self.clone(op)
+        v, a = op.operands[0], op.operands[1]
+        if a not in self.tan:
+            if v in self.tan:
+                raise DifferentiationError("forward mode cannot follow the array this value is "
+                                           f"added into (made by `{_maker(a)}`)", op.loc)
+            return
+        if not is_float(v) or v not in self.tan:
+            return
+        idx = [self.x(i) for i in op.operands[2:]]
+        for w, s in enumerate(self.tan[a]):
+            self.b.create(AtomicAdd, [self.t(v, w), s, *idx], [])
+
     def op_array_alloc(self, op):
         self.clone(op)
         if self.act.active(op.result):
@@ -315,7 +332,7 @@ class ForwardTransform:
         self._bind_args(body.args[1:], blk, act)
         self.block_with_yield(body, blk, body.args[1:], act)
         lb, ub, st = (self.x(v) for v in op.operands[:3])
-        new = self.b.create(For, [lb, ub, st, *inits], [v.type for v in inits],
+        new = self.b.create(type(op), [lb, ub, st, *inits], [v.type for v in inits],
                             regions=[Region([blk])])
         self._bind_results(op.results, new.results, act)
 
@@ -410,10 +427,12 @@ class ForwardTransform:
 T = ForwardTransform
 # ops with a handler of their own; the others go by their rule record (views: ``view``)
 HANDLERS = {Load: T.op_array_load, Store: T.op_array_store, Alloc: T.op_array_alloc,
+            AtomicAdd: T.op_array_atomic_add,
             Select: T.op_arith_select, TapeRead: T.op_tape_read, TapePopRef: T.op_tape_read,
-            Matmul: T.op_linalg_matmul, If: T.op_scf_if, For: T.op_scf_for, While: T.op_scf_while,
-            Call: T.op_func_call, TapePush: T.op_tape_push, TapePop: T.op_tape_pop,
-            TapeReserve: T.op_tape_reserve, Return: T.op_func_return}
+            Matmul: T.op_linalg_matmul, If: T.op_scf_if, For: T.op_scf_for,
+            Parallel: T.op_scf_for, While: T.op_scf_while, Call: T.op_func_call,
+            TapePush: T.op_tape_push, TapePop: T.op_tape_pop, TapeReserve: T.op_tape_reserve,
+            Return: T.op_func_return}
 del T
 
 

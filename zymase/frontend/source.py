@@ -115,7 +115,9 @@ def get_source(fn) -> Source:
 def _def(fn, file: str):
     """A ``def`` function's ``ast.FunctionDef``, with the line and column offsets of its text."""
     try:
-        lines, start = inspect.getsourcelines(fn)
+        # (of the code object: for a function with ``__wrapped__``, inspect would give the
+        # wrapped function's text, not the code that runs)
+        lines, start = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
         raise _no_source(fn, file) from e
     text = "".join(lines)

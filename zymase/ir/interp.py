@@ -52,6 +52,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import ops, special
 from .core import Block, Module, Op
 from .ops.rt import ShapeError  # one class shared with the runtime
+from .parallel import reductions
 from .types import ScalarType, Type
 
 Handler = Callable[["Frame", Op, list], Sequence]
@@ -355,6 +356,29 @@ def _for(frame: Frame, op: Op, args: list) -> Sequence:
     return carried
 
 
+# a ``random.Random``: run the iterations of ``scf.parallel`` loops in its order (the tests use
+# it to find code that depends on the order of a parallel loop's iterations)
+SHUFFLE = None
+
+
+def _parallel(frame: Frame, op: Op, args: list) -> Sequence:
+    kinds = reductions(op)
+    if SHUFFLE is None or kinds is None:
+        return _for(frame, op, args)
+    lb, ub, step, *carried = args
+    order = list(range(int(lb), int(ub), int(step)))
+    last = order[-1] if order else None
+    SHUFFLE.shuffle(order)
+    body = op.regions[0].block
+    out = list(carried)
+    for i in order:
+        carried = frame.run(body, [np.int64(i), *carried])
+        for k, r in enumerate(kinds):
+            if r.kind != "private" or i == last:
+                out[k] = carried[k]
+    return out
+
+
 def _while(frame: Frame, op: Op, args: list) -> Sequence:
     before, after = op.regions[0].block, op.regions[1].block
     values = args
@@ -412,6 +436,12 @@ def _load(frame: Frame, op: Op, args: list) -> Sequence:
 def _store(frame: Frame, op: Op, args: list) -> Sequence:
     v, a, *idx = args
     a[tuple(idx)] = v
+    return ()
+
+
+def _atomic_add(frame: Frame, op: Op, args: list) -> Sequence:
+    v, a, *idx = args
+    a[tuple(idx)] += v
     return ()
 
 
@@ -580,10 +610,10 @@ HANDLERS: dict[type[Op], Handler] = {
     **{cls: _elementwise(fn) for cls, fn in ELEMENTWISE.items()},
     ops.Constant: _constant, ops.CmpF: _compare, ops.CmpI: _compare,
     ops.Select: _select, ops.Cast: _cast,
-    ops.For: _for, ops.While: _while, ops.If: _if,
+    ops.For: _for, ops.Parallel: _parallel, ops.While: _while, ops.If: _if,
     ops.Alloc: _alloc, ops.ArrayConst: _array_const,
     ops.ArrayGlobal: _array_global, ops.Dim: _dim,
-    ops.Stride: _stride, ops.Load: _load, ops.Store: _store,
+    ops.Stride: _stride, ops.Load: _load, ops.Store: _store, ops.AtomicAdd: _atomic_add,
     ops.Subview: _subview, ops.Broadcast: _broadcast, ops.Transpose: _transpose,
     ops.Reshape: _reshape,
     ops.Index: _index, ops.Relayout: _relayout, ops.ArrayFree: _free,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from .core import TERMINATOR, Block, Func, Module, Op, Value
-from .ops import Call, Condition, For, If, Return, While, Yield
+from .ops import Call, Condition, For, If, Parallel, Return, While, Yield
 from .ops.base import VerifyError
 from .types import Type
 
@@ -29,6 +29,7 @@ from .types import Type
 _TERMINATORS: dict[type[Op], tuple[type[Op], ...]] = {
     Func: (Return,),
     For: (Yield,),
+    Parallel: (Yield,),
     If: (Yield, Yield),
     While: (Condition, Yield),
 }

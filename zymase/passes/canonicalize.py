@@ -602,5 +602,6 @@ RULES = {
     ops.Index: _index,
     ops.If: _if,
     ops.For: _for,
+    ops.Parallel: _for,
     ops.While: _while,
 }

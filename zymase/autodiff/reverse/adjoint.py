@@ -19,6 +19,7 @@ from ...ir.ops import (
     ArrayConst,
     ArrayFree,
     Assert,
+    AtomicAdd,
     Broadcast,
     Call,
     Condition,
@@ -29,6 +30,7 @@ from ...ir.ops import (
     Load,
     Matmul,
     MulI,
+    Parallel,
     Relayout,
     Reshape,
     Return,
@@ -132,6 +134,15 @@ def _store(rt, op) -> None:
     rt.b.create(Store, [rt.zero(a.type.dtype), sh, *idx], [])
     if is_float(v) and rt.act.active(v):
         rt.accumulate(v, rt.b.cast(g, v.type))
+
+
+def _atomic_add(rt, op) -> None:
+    """a[idx] += v: v's adjoint gains the element's; the element's own adjoint is unchanged."""
+    v, a = op.operands[0], op.operands[1]
+    if not (rt.act.active(a) and is_float(v) and rt.act.active(v)):
+        return
+    idx = [rt.get(i) for i in op.operands[2:]]
+    rt.accumulate(v, rt.b.cast(rt.b.op(Load, rt.shadow(a), *idx), v.type))
 
 
 def _matmul(rt, op) -> None:
@@ -354,5 +365,5 @@ def _while(rt, op) -> None:
         rt.accumulate(op.operands[k], res[j])
 
 
-HANDLERS = {Load: _load, Store: _store, Matmul: _matmul, For: _for, If: _if, While: _while,
-            Call: reverse_call}
+HANDLERS = {Load: _load, Store: _store, AtomicAdd: _atomic_add, Matmul: _matmul, For: _for,
+            Parallel: _for, If: _if, While: _while, Call: reverse_call}

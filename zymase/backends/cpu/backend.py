@@ -67,7 +67,7 @@ class CpuBackend(Backend):
                 count_tape: bool = False) -> CpuArtifact:
         first, *more = entries
         text, errors, symbol, fast = generate(module, first, options.fastmath, count_tape, more,
-                                              host_target())
+                                              host_target(), options.deterministic)
         table = {}
         for name in entries:
             f = module[name]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import llvmlite.binding as llvm
 
-from . import veclib
+from . import threads, veclib
 from .blas import symbols
 from .pybox import FREE_CAPSULE_IR
 from .pyentry import python_symbols
@@ -112,12 +112,14 @@ _FOREVER = []  # code that lives as long as the process: the destructor of retur
 
 def _bind_python_symbols():
     """Give MCJIT the addresses of the Python objects and C-API functions the fast entry uses,
-    of BLAS, of the process's kept tape (``tape.pool_symbols``) and of the destructor of the
+    of BLAS, of the process's kept tape (``tape_pool.pool_symbols``), of the thread pool
+    (``threads.pool_symbols``: compiled once, never unloaded) and of the destructor of the
     memory of returned arrays (``pybox.FREE_CAPSULE_IR``: compiled here, never unloaded, since
     arrays outlive the code that made them)."""
     global _BOUND
     if not _BOUND:
-        for name, addr in {**python_symbols(), **symbols(), **pool_symbols()}.items():
+        for name, addr in {**python_symbols(), **symbols(), **pool_symbols(),
+                           **threads.pool_symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True
         owner = _load(target_machine().emit_object(llvm.parse_assembly(FREE_CAPSULE_IR)), "")

@@ -10,6 +10,7 @@ from ...ir.ops import (
     ArrayConst,
     ArrayFree,
     ArrayGlobal,
+    AtomicAdd,
     Broadcast,
     DataPtr,
     Dim,
@@ -32,6 +33,7 @@ from .types import (
     PYARRAY_DATA,
     PYARRAY_DIMS,
     PYARRAY_STRIDES,
+    SCALAR,
     SHAPE,
     STRIDES,
     array_struct,
@@ -122,6 +124,29 @@ def _store(em, op):
     t = op.operands[1].type
     p = address(em, a, t, idx)
     em.emit(f"store {elem_type(t)} {v}, ptr {p}{em.alias_md(op, op.operands[1])}")
+    return []
+
+
+@emitter(AtomicAdd)
+def _atomic_add(em, op):
+    """Atomic inside a parallel loop's chunk; elsewhere (one thread) a plain update."""
+    v, a, *idx = _ops(em, op)
+    t = op.operands[1].type
+    p = address(em, a, t, idx)
+    dt = t.dtype
+    parts = [(p, v, elem_type(t))]
+    if dt.is_complex:
+        ft = SCALAR[str(dt.real_type)]
+        q = em.assign(f"getelementptr inbounds {ft}, ptr {p}, i64 1")
+        parts = [(at, em.assign(f"extractvalue {elem_type(t)} {v}, {k}"), ft)
+                 for k, at in enumerate((p, q))]
+    add = "fadd" if dt.is_inexact else "add"
+    for at, x, lt in parts:
+        if em.in_chunk:
+            em.emit(f"atomicrmw {add} ptr {at}, {lt} {x} monotonic")
+        else:
+            old = em.assign(f"load {lt}, ptr {at}")
+            em.emit(f"store {lt} {em.assign(f'{add} {lt} {old}, {x}')}, ptr {at}")
     return []
 
 

@@ -15,10 +15,11 @@ raises: each sits in a stack slot, null outside its lifetime, that the ``fail`` 
 from __future__ import annotations
 
 from ...ir.core import Func, Op, Value
-from ...ir.ops import Call, Condition, Constant, For, If, Return, While, Yield
+from ...ir.ops import Call, Condition, Constant, For, If, Parallel, Return, While, Yield
 from . import arrays, ops, tape  # noqa: F401  (each fills the emitter table)
 from .alias import AliasScopes
 from .matmul import blas_declarations, kernel_name, matmul_kernels
+from .parallel import emit_parallel
 from .table import OP_EMITTERS
 from .target import GENERIC, Target
 from .types import ltype
@@ -30,8 +31,10 @@ COLD_CALL = "!{!\"branch_weights\", i32 1, i32 1048575}"
 class ModuleEmitter:
     """Collects functions, globals, declarations and the error table of one LLVM module."""
 
-    def __init__(self, fastmath: bool, counting: bool = False, target: Target = GENERIC):
+    def __init__(self, fastmath: bool, counting: bool = False, target: Target = GENERIC,
+                 deterministic: bool = False):
         self.fastmath = fastmath
+        self.deterministic = deterministic  # parallel loops give the same bits for any threads
         self.target = target
         self.counting = counting  # count tape slots per push site (tape_report)
         self.sites: list = []  # op of each counted push site
@@ -117,6 +120,15 @@ class FunctionEmitter:
         self.unwind: list[str] = []  # the fail block's lines: free what the call still holds
         self.owned: dict[Value, str] = {}  # a buffer this function frees -> its slot
         self.scopes = AliasScopes(mod, func)
+        self.in_chunk = False  # emitting the outlined body of a parallel loop (parallel.py)
+
+    def sibling(self) -> FunctionEmitter:
+        """An emitter for another function made from this one's code (a parallel loop's
+        chunk): same module, same alias scopes, nested parallel loops run serially."""
+        ch = FunctionEmitter(self.mod, self.func, self.module)
+        ch.scopes = self.scopes
+        ch.in_chunk = True
+        return ch
 
     # ---- helpers used by the op emitters
     def fresh(self, prefix: str = "v") -> str:
@@ -195,7 +207,7 @@ class FunctionEmitter:
         return []
 
     def emit_op(self, op: Op) -> None:
-        special = {For: self._for, While: self._while, If: self._if,
+        special = {For: self._for, Parallel: self._parallel, While: self._while, If: self._if,
                    Call: self._call}.get(type(op))
         if special is not None:
             results = special(op)
@@ -248,6 +260,9 @@ class FunctionEmitter:
         self._phis_at(pos, phis)
         self.start(ext)
         return carried
+
+    def _parallel(self, op):
+        return emit_parallel(self, op)
 
     def _cold_loop(self) -> str:
         """Loop metadata for a loop that runs only on the way to an IndexError (the checked

@@ -112,6 +112,11 @@ class CallMixin:
 
     def call_user(self, fn, args, kwargs, node):
         """Call a plain Python function: compile it for these argument types and emit func.call."""
+        transform = getattr(fn, "__zymase_transform__", None)
+        if transform is not None:
+            raise self.err(UnsupportedError, f"calling `{transform}` inside a compiled function "
+                           "is not supported: call the transform from Python (compiled code may "
+                           "call the plain function; zymase.vmap batches a transform)", node)
         params = self.bind_params(fn, args, kwargs, node)
         callee, result = self.mod.specialize(fn, params, self.src.loc(node))
         return self.emit_call(callee, params, result)

@@ -367,15 +367,22 @@ class IndexingMixin:
             if len(items) == nd and all(k == "int" for k, *_ in items):
                 idx = [self.norm_index(it[1], self.dim(base, d), target)
                        for d, it in enumerate(items)]
+                if not self.owns_element(target):
+                    self.atomic_update(base, idx, op, value_node, target, node)
+                    return
                 cur = Scalar(self.b.op(Load, base.value, *idx), False)
                 new = self.binop(op, cur, self.expr(value_node), node)
                 self.b.create(Store, [self.to_dtype(new, base.type.dtype, target),
                                               base.value, *idx])
                 return
+            if not self.owns_element(target):
+                raise self.shared_update_error(node)
             if not any(k == "array" for k, *_ in items):
                 view = Array(self.subview(base, items, target))
                 self.inplace_binop(op, view, self.expr(value_node), node)
                 return
+        if not self.owns_element(target):
+            raise self.shared_update_error(node)
         cur = self.expr(target)
         self.store_subscript(target, self.binop(op, cur, self.expr(value_node), node))
 

@@ -135,8 +135,9 @@ class LoopMixin:
     def _yield_values(self, end, templates):
         return [x for n, t in templates.items() for x in flatten(self.convert(end[n], t, n))]
 
-    def lower_for_range(self, s, lb, ub, step, bind_target):
-        """``for`` over a range (or anything indexed by one) without break/return: ``scf.for``."""
+    def lower_for_range(self, s, lb, ub, step, bind_target, loop_class=For):
+        """``for`` over a range (or anything indexed by one) without break/return: ``scf.for``
+        (or ``loop_class``).  Returns the op and the name of each value it carries."""
         self.guard_counter_overflow(lb, ub, step)
         names = self.flag_loop_locals(scan.assigned_names([s]))
         before = dict(self.symtab)
@@ -164,11 +165,12 @@ class LoopMixin:
         self.symtab = before
         inits = [x for n, t in templates.items()
                  for x in flatten(self.convert(before.get(n, UNDEF), t, n))]
-        op = self.b.create(For, [lb, ub, step, *inits], [v.type for v in inits],
+        op = self.b.create(loop_class, [lb, ub, step, *inits], [v.type for v in inits],
                            regions=[Region([body])])
         results = list(op.results)
         for n, t in templates.items():
             self.symtab[n] = rebuild(t, results)
+        return op, [n for n, t in templates.items() for _ in ir_types(t)]
 
     def guard_counter_overflow(self, lb, ub, step) -> None:
         """Raise OverflowError where an ``scf.for`` counter could step past the int64 range (it
@@ -250,6 +252,8 @@ class LoopMixin:
 
     def visit_For(self, s):
         iter_node, snaps = self.checkpoint_marker(s)
+        if snaps is None and self.prange_call(iter_node):
+            return self.lower_prange(s, iter_node)
         it = self.iteration(iter_node)
         if it is None and snaps is not None:
             raise self.err(UnsupportedError, "zymase.checkpoint needs a loop over a range, an "

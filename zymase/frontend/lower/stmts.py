@@ -38,11 +38,12 @@ from ..typing import (
 )
 from .exprs import ExprLowerer
 from .loops import BOUND, LoopMixin
+from .parallel import ParallelMixin
 
 FLAGS = ("$ret", "$brk", "$cont")
 
 
-class FunctionLowerer(LoopMixin, ExprLowerer):
+class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
     """Lowers one Python function, specialized to its parameters' types, into ``func``."""
 
     def __init__(self, mod, src, func: Func, params: list[FVal], options):
@@ -55,6 +56,7 @@ class FunctionLowerer(LoopMixin, ExprLowerer):
         self.terminated = False
         self.raised = False  # the current path ended in a `raise`
         self.in_loop = False
+        self.prange_vars: list = []  # enclosing prange loops: (index name, fresh arrays)
         self.returns_value = scan.returns_value(src.tree)
         self.maybe_unbound = scan.maybe_unbound(src.tree)  # the names that get `$def:` flags
         self._bind_params(params)

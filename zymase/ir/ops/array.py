@@ -9,6 +9,8 @@ element strides; views made by ``array.subview``/``array.transpose`` share the p
   distinct from every other buffer (calls that would break either are refused).
 * ``array.dim %a {axis}`` / ``array.stride %a {axis}`` shape and element stride.
 * ``array.load %a, %i..`` / ``array.store %v, %a, %i..`` element access (indices in range).
+* ``array.atomic_add %v, %a, %i..`` adds ``v`` to an element as one indivisible step (the
+  iterations of a parallel loop may add to the same element at once; ``a[idx[i]] += w``).
 * ``array.subview %a, %off_0..%off_{n-1}, (%size, %step) per kept dim {keep = [..]}``: a view;
   dims with ``keep`` false are indexed (dropped), kept dims are sliced.
 * ``array.broadcast %a, %d0..`` a view of shape ``d`` where dims of size 1 get stride 0.
@@ -133,6 +135,21 @@ class Store(SimpleOp):
     def verify(self):
         super().verify()
         _check_access(self, self.operands[1], self.operands[2:], self.operands[0].type)
+
+
+class AtomicAdd(SimpleOp):
+    name = "array.atomic_add"
+    n_operands = None
+    n_results = 0
+    traits = frozenset({READS, WRITES})
+    written_operands = (1,)
+    __slots__ = ()
+
+    def verify(self):
+        super().verify()
+        _check_access(self, self.operands[1], self.operands[2:], self.operands[0].type)
+        if self.operands[0].type.is_bool:
+            raise VerifyError("array.atomic_add: not on booleans")
 
 
 class Subview(SimpleOp):

@@ -5,6 +5,11 @@ used inside it, but values leave a region only through its terminator (``scf.yie
 * ``scf.for %lb, %ub, %step, %init... : T...`` iterates ``iv`` over ``range(lb, ub, step)``
   (Python's semantics, any sign of a non-zero step).  The body's arguments are ``(iv, carried...)``
   and it yields the next carried values; the results are the final ones.
+* ``scf.parallel %lb, %ub, %step, %init... : T...`` is an ``scf.for`` whose iterations are
+  independent (``zymase.prange``): it has the same operands, body and meaning when run in order,
+  so every pass that handles ``scf.for`` handles it, and a pass that rebuilds it as an
+  ``scf.for`` only loses the parallelism.  Its carried values must be reductions
+  (``ir/parallel.py``); the backends run it in parallel when they still are.
 * ``scf.while %init... : T...`` has a *before* region ``^(args)`` ending in
   ``scf.condition %c, %fwd...`` and an *after* region ``^(fwd...)`` ending in
   ``scf.yield %next...``;
@@ -65,6 +70,11 @@ class For(SimpleOp):
         if [a.type for a in self.body.args] != [I64, *want]:
             raise VerifyError("scf.for body arguments must be (i64, carried types...)")
         _check_yield(self.body, want, "scf.yield")
+
+
+class Parallel(For):
+    name = "scf.parallel"
+    __slots__ = ()
 
 
 class While(SimpleOp):

@@ -1,0 +1,195 @@
+"""prange loops: primal and derivatives against CPython and central differences, with 1, 2 and 4
+threads, and in the interpreter with the iterations shuffled (code that depends on their order
+shows there); the refusals at the user's line."""
+
+from __future__ import annotations
+
+import io
+import random
+import threading
+
+import numpy as np
+import parallel_programs as P
+import pytest
+from autodiff.ad_check import check_grads
+
+import zymase
+import zymase.ir.interp as interp
+from zymase.errors import UnsupportedError
+
+RNG = np.random.default_rng(7)
+X = RNG.random(37)
+A = RNG.random((9, 11))
+POS, Q = RNG.random((12, 3)), RNG.random(12) + 0.5
+IDX, W = RNG.integers(0, 6, 40), RNG.random(40)
+
+# name -> (arguments, the indices of the arguments to differentiate, or None)
+CASES = {
+    "total": ((X,), (0,)),
+    "stats": ((X,), (0,)),
+    "squares_into": ((X, np.zeros(37)), (0,)),
+    "last_value": ((X,), (0,)),
+    "strided": ((X,), (0,)),
+    "empty_range": ((X,), None),
+    "histogram": ((IDX, W, 6), (1,)),
+    "scatter": ((IDX, W, np.zeros(7)), (1, 2)),
+    "stencil2d": ((A, 0.1), (0, 1)),
+    "pairwise": ((POS, Q), (0, 1)),
+    "rows": ((A, A[0].copy()), (0, 1)),
+    "calls": ((X,), (0,)),
+    "skips": ((X,), (0,)),
+    "nested_prange": ((A,), (0,)),
+    "complex_sum": ((X + 1j * X[::-1],), None),
+    "int_sum": ((IDX,), None),
+}
+
+
+def fresh(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+@pytest.fixture
+def threads():
+    before = zymase.get_num_threads()
+    yield zymase.set_num_threads
+    zymase.set_num_threads(before)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_primal_matches_python(name, n, threads):
+    threads(n)
+    f = getattr(P, name)
+    args, _ = CASES[name]
+    want = f(*fresh(args))
+    got = zymase.jit(f)(*fresh(args))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shuffled_order_in_the_interpreter(name):
+    f = getattr(P, name)
+    args, _ = CASES[name]
+    want = f(*fresh(args))
+    interp.SHUFFLE = random.Random(3)
+    try:
+        got = zymase.jit(f, backend="interp")(*fresh(args))
+    finally:
+        interp.SHUFFLE = None
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(k for k, (_, nums) in CASES.items() if nums))
+@pytest.mark.parametrize("n", [1, 2])
+def test_derivatives(name, n, threads):
+    threads(n)
+    args, nums = CASES[name]
+    check_grads(getattr(P, name), fresh(args), argnums=nums)
+
+
+def _llvm(f, *args, transform="jit"):
+    return zymase.explain(f, *args, stages=["llvm"], llvm=True, transform=transform,
+                          file=io.StringIO())
+
+
+@pytest.mark.parametrize("name", ["total", "stats", "squares_into", "histogram", "stencil2d",
+                                  "pairwise", "rows", "calls", "complex_sum", "int_sum"])
+def test_the_loop_runs_on_the_pool(name):
+    """A check that the loops above were not quietly run serially."""
+    args, _ = CASES[name]
+    assert "call void @zy.parallel_for" in _llvm(getattr(P, name), *fresh(args))
+
+
+def test_forward_mode_stays_parallel():
+    assert "call void @zy.parallel_for" in _llvm(P.total, X, transform="jvp")
+
+
+def test_an_error_in_one_iteration_is_raised_at_its_line(threads):
+    threads(2)
+    with pytest.raises(IndexError) as e:
+        zymase.jit(P.raises)(X, 1)
+    assert "parallel_programs.py:" in str(e.value) and "index 37" in str(e.value)
+    assert zymase.jit(P.raises)(X, 0) == pytest.approx(np.sum(X))
+
+
+def test_many_python_threads_at_once(threads):
+    threads(2)
+    f = zymase.jit(P.pairwise)
+    want = P.pairwise(POS, Q)
+    bad = []
+
+    def work():
+        for _ in range(30):
+            if abs(f(POS, Q) - want) > 1e-9 * abs(want):
+                bad.append(1)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad
+
+
+def test_large_reduction_with_many_threads(threads):
+    x = RNG.random(1_000_003)
+    for n in (1, 2, 3, 4, 8):
+        threads(n)
+        assert zymase.jit(P.total)(x) == pytest.approx(np.dot(x, x), rel=1e-12)
+
+
+# ---- refusals, at the user's line
+
+def carried(x):
+    s = 0.0
+    for i in zymase.prange(x.shape[0]):
+        s = s * 0.5 + x[i]
+    return s
+
+
+def shifted(x, out):
+    for i in zymase.prange(1, x.shape[0]):
+        out[i] = out[i - 1] + x[i]
+
+
+def same_element(x, out):
+    for i in zymase.prange(x.shape[0]):
+        out[0] = x[i]
+
+
+def breaks(x):
+    s = 0.0
+    for i in zymase.prange(x.shape[0]):
+        if x[i] > 0.5:
+            break
+        s += x[i]
+    return s
+
+
+def shared_multiply(idx, x):
+    h = np.ones(4)
+    for i in zymase.prange(x.shape[0]):
+        h[idx[i]] *= x[i]
+    return h
+
+
+def shared_slice(x, out):
+    for i in zymase.prange(x.shape[0]):
+        out[:] += x[i]
+
+
+@pytest.mark.parametrize("fn, args, words, line", [
+    (carried, (X,), "`s` carries a value from one iteration", "s = s * 0.5 + x[i]"),
+    (shifted, (X, np.zeros(37)), "reads `out[i - 1]`, which another iteration writes",
+     "out[i] = out[i - 1] + x[i]"),
+    (same_element, (X, np.zeros(3)), "writes the same element of `out`", "out[0] = x[i]"),
+    (breaks, (X,), "cannot `break` or `return`", "for i in zymase.prange"),
+    (shared_multiply, (IDX[:37], X), "can only be updated with `+=` or `-=`",
+     "h[idx[i]] *= x[i]"),
+    (shared_slice, (X, np.zeros(3)), "would race between iterations", "out[:] += x[i]"),
+])
+def test_refusals(fn, args, words, line):
+    with pytest.raises(UnsupportedError) as e:
+        zymase.jit(fn)(*fresh(args))
+    msg = str(e.value)
+    assert words in msg and line in msg and "test_parallel.py:" in msg, msg

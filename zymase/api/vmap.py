@@ -1,0 +1,157 @@
+"""``vmap``: JAX's vmap for plain Python functions, compiled as a parallel loop over the batch.
+
+``vmap(f, in_axes, out_axes)(*args)`` writes (for each structure of ``f``'s result, found by
+compiling ``f`` for one example) a function that runs ``f`` on every example in a ``prange``
+loop and stores each result in its row of the output, and compiles that with ``jit``::
+
+    def batched(a0, a1):                    # in_axes=(0, None)
+        out = np.empty((n,) + shape_of_one_result)
+        for b in prange(n):
+            out[b] = f(a0[b], a1)
+        return out
+
+So the examples run on all cores, and ``f`` is compiled once, inlined into the loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+
+import numpy as np
+
+from ..errors import ZymaseTypeError, ZymaseValueError
+from ..lang import prange
+from .jit import jit
+
+_COUNTER = itertools.count()
+
+
+def vmap(fn, in_axes=0, out_axes=0, **options):
+    """Map ``fn`` over an axis of its arguments, the examples running in parallel.
+
+    ``in_axes``: for each positional argument, the axis that holds the batch, or None for an
+    argument every example shares (one int applies to every argument).  ``out_axes``: where the
+    batch axis goes in each result (0: first; -1: last).  ``fn`` returns a number, an array
+    or a tuple of them; the results are stacked along the batch axis.  ``options`` are
+    ``jit``'s (``fastmath``, ``deterministic``, ...)::
+
+        def predict(w, x):                     # one example
+            return np.tanh(w @ x)
+
+        batched = zymase.vmap(predict, in_axes=(None, 0))
+        y = batched(w, xs)                     # y[b] == predict(w, xs[b]), computed in parallel
+
+    ``fn`` must be a plain Python function (or a ``jit`` one); a derivative transform cannot be
+    batched yet (write the per-example derivative into the function, or loop in Python).
+    """
+    transform = getattr(fn, "__zymase_transform__", None)
+    if transform is not None:
+        raise ZymaseTypeError(f"zymase.vmap of `{transform}` is not supported yet: vmap takes "
+                              "a plain Python function")
+    if not callable(fn):
+        raise ZymaseTypeError(f"zymase.vmap takes a function, not {fn!r}")
+    py = getattr(fn, "__zymase_fn__", fn)
+    compiled: dict = {}
+
+    def batched(*args):
+        axes = _axes(in_axes, args)
+        one = jit(py, **options).specialization(*_example(args, axes))
+        key = (axes, _structure(one.result), out_axes)
+        g = compiled.get(key)
+        if g is None:
+            g = compiled[key] = jit(_write(py, len(args), axes, key[1], out_axes), **options)
+        return g(*args)
+
+    batched.__name__ = f"vmap({getattr(fn, '__name__', 'f')})"
+    batched.__wrapped__ = fn
+    batched.__zymase_transform__ = "zymase.vmap"
+    return batched
+
+
+def _axes(in_axes, args) -> tuple:
+    axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+    if len(axes) != len(args):
+        raise ZymaseValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
+                               "arguments")
+    sizes = set()
+    for k, (a, ax) in enumerate(zip(args, axes)):
+        if ax is None:
+            continue
+        if isinstance(ax, bool) or not isinstance(ax, int):
+            raise ZymaseTypeError(f"vmap: in_axes entries are ints or None, not {ax!r}")
+        if not isinstance(a, np.ndarray) or not -a.ndim <= ax < a.ndim:
+            raise ZymaseValueError(f"vmap: argument {k} has no axis {ax} to map over")
+        sizes.add(a.shape[ax])
+    if not sizes:
+        raise ZymaseValueError("vmap: in_axes maps no argument")
+    if len(sizes) > 1:
+        raise ZymaseValueError(f"vmap: the mapped axes have different sizes {sorted(sizes)}")
+    return tuple(None if ax is None else ax % a.ndim for a, ax in zip(args, axes))
+
+
+def _example(args, axes):
+    return [a if ax is None else np.take(a, 0, axis=ax) for a, ax in zip(args, axes)]
+
+
+def _structure(result):
+    """('s', dtype) for a number, ('a', ndim) for an array, ('t', parts) for a tuple of them."""
+    kind = result[0]
+    if kind == "a":
+        return ("a", result[1].ndim)
+    if kind == "s":
+        return ("s", result[1].np_dtype.name)
+    if kind == "t" and all(p[0] in ("a", "s") for p in result[1]):
+        return ("t", tuple(_structure(p) for p in result[1]))
+    raise ZymaseTypeError("vmap: the function must return a number, an array or a tuple of them")
+
+
+def _write(py, nargs: int, axes, structure, out_axes):
+    """The batched function's source, registered with linecache so that it compiles."""
+    params = [f"a{k}" for k in range(nargs)]
+    lead = next(k for k, ax in enumerate(axes) if ax is not None)
+
+    def call(b):
+        items = [p if ax is None else f"{p}[{':, ' * ax}{b}]" for p, ax in zip(params, axes)]
+        return f"_f({', '.join(items)})"
+
+    parts = structure[1] if structure[0] == "t" else (structure,)
+    outs = [f"out{j}" for j in range(len(parts))]
+    lines = [f"def batched({', '.join(params)}):",
+             f"    n = a{lead}.shape[{axes[lead]}]",
+             f"    first = {call(0)}"]
+    first = [f"first[{j}]" for j in range(len(parts))] if structure[0] == "t" else ["first"]
+    for o, f0, p in zip(outs, first, parts):
+        if p[0] == "a":
+            lines.append(f"    {o} = np.empty((n,) + {f0}.shape, dtype={f0}.dtype)")
+        else:
+            lines.append(f"    {o} = np.empty(n, dtype=np.{p[1]})")
+        lines.append(f"    {o}[0] = {f0}")
+    lines.append("    for b in prange(1, n):")
+    if structure[0] == "t":
+        lines.append(f"        r = {call('b')}")
+        lines += [f"        {o}[b] = r[{j}]" for j, o in enumerate(outs)]
+    else:
+        lines.append(f"        {outs[0]}[b] = {call('b')}")
+    moved = [_move(o, p, out_axes) for o, p in zip(outs, parts)]
+    lines.append("    return " + (f"({', '.join(moved)},)" if structure[0] == "t" else moved[0]))
+    text = "\n".join(lines) + "\n"
+    name = f"<zymase.vmap-{next(_COUNTER)}>"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    namespace = {"_f": py, "np": np, "prange": prange}
+    exec(compile(text, name, "exec"), namespace)
+    return namespace["batched"]
+
+
+def _move(out: str, part, out_axes) -> str:
+    ndim = 1 + (part[1] if part[0] == "a" else 0)
+    if isinstance(out_axes, bool) or not isinstance(out_axes, int) or \
+            not -ndim <= out_axes < ndim:
+        raise ZymaseValueError(f"vmap: out_axes={out_axes!r} is not an axis of a result with "
+                               f"{ndim} dimensions")
+    k = out_axes % ndim
+    if k == 0:
+        return out
+    perm = list(range(1, ndim))
+    perm.insert(k, 0)
+    return f"{out}.transpose({', '.join(map(str, perm))})"
