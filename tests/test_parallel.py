@@ -193,3 +193,98 @@ def test_refusals(fn, args, words, line):
         zymase.jit(fn)(*fresh(args))
     msg = str(e.value)
     assert words in msg and line in msg and "test_parallel.py:" in msg, msg
+
+
+# ---- deterministic=True
+
+@pytest.mark.parametrize("name, args", [("total", (RNG.random(100_003),)),
+                                        ("stats", (RNG.random(5001),)),
+                                        ("histogram", (IDX, W, 6))])
+def test_deterministic_results_do_not_depend_on_the_thread_count(name, args, threads):
+    f = zymase.jit(getattr(P, name), deterministic=True)
+    got = set()
+    for n in (1, 2, 3, 4, 7):
+        threads(n)
+        got.add(float(f(*fresh(args))).hex())
+    assert len(got) == 1, got
+    assert float.fromhex(got.pop()) == pytest.approx(getattr(P, name)(*fresh(args)), rel=1e-12)
+
+
+def test_deterministic_keeps_reductions_parallel_and_atomics_serial():
+    f = zymase.jit(P.total, deterministic=True)
+    text = zymase.explain(f, X, stages=["llvm"], llvm=True, file=io.StringIO())
+    assert "call void @zy.parallel_for" in text and ".blocks" in text
+    h = zymase.jit(P.histogram, deterministic=True)
+    assert "call void @zy.parallel_for" not in zymase.explain(
+        h, IDX, W, 6, stages=["llvm"], llvm=True, file=io.StringIO())
+
+
+# ---- vmap
+
+def predict(w, x):
+    return np.tanh(w @ x)
+
+
+def two_results(x, k):
+    return np.sum(x) * k, x * 2.0
+
+
+def count(x):
+    return int(np.sum(x > 0.5))
+
+
+def test_vmap_matches_a_python_loop(threads):
+    threads(2)
+    w, xs = RNG.random((4, 3)), RNG.random((10, 3))
+    got = zymase.vmap(predict, in_axes=(None, 0))(w, xs)
+    np.testing.assert_allclose(got, np.stack([predict(w, x) for x in xs]), rtol=1e-14)
+    s, d = zymase.vmap(two_results, in_axes=(1, None), out_axes=-1)(xs, 3.0)
+    np.testing.assert_allclose(s, [np.sum(xs[:, b]) * 3.0 for b in range(3)], rtol=1e-14)
+    np.testing.assert_allclose(d, 2.0 * xs, rtol=1e-14)
+    c = zymase.vmap(count)(xs)
+    assert c.dtype == np.int64 and list(c) == [count(x) for x in xs]
+
+
+def test_vmap_checks_its_arguments():
+    xs = RNG.random((10, 3))
+    with pytest.raises(ValueError, match="different sizes"):
+        zymase.vmap(predict, in_axes=(0, 0))(RNG.random((4, 3, 3)), xs)
+    with pytest.raises(ValueError, match="no axis 2"):
+        zymase.vmap(count, in_axes=2)(xs)
+    with pytest.raises(TypeError, match="vmap of `zymase.grad` is not supported yet"):
+        zymase.vmap(zymase.grad(count))
+
+
+GRAD_TOTAL = zymase.grad(P.total)
+
+
+def uses_grad_inside(x):
+    return GRAD_TOTAL(x)
+
+
+def test_a_transform_called_in_compiled_code_is_refused():
+    """It used to compile the function the transform wraps and return its value."""
+    with pytest.raises(UnsupportedError, match="calling `zymase.grad` inside a compiled"):
+        zymase.jit(uses_grad_inside)(X)
+
+
+def doubled(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(x):
+        return 2.0 * fn(x)
+    return wrapper
+
+
+@doubled
+def decorated(x):
+    return x * x
+
+
+def calls_decorated(x):
+    return decorated(x)
+
+
+def test_a_functools_wraps_decorator_runs_the_wrapper():
+    assert zymase.jit(calls_decorated)(3.0) == 18.0 == calls_decorated(3.0)
