@@ -14,10 +14,9 @@ import types
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))  # (common.py sets 1)
+import numpy as np  # noqa: E402
 from common import best_time, copies  # noqa: E402
 from parallel_problems import PROBLEMS, inputs  # noqa: E402
-
-import numpy as np  # noqa: E402
 
 import zymase  # noqa: E402
 
