@@ -80,14 +80,21 @@ NTS = (1, 2, 3, 4, 8, 64)
 
 
 @functools.cache
-def _code():
+def _chunk(name: str) -> int:
+    """(Cached: a thread inside llvmlite when another forks leaves llvmlite's lock held in the
+    child.)"""
+    return _chunks().address(name)
+
+
+@functools.cache
+def _chunks():
     return compile_ir(CHUNKS_IR)
 
 
 @functools.cache
-def _call(name: str):
+def _parallel_for():
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-    return fn(threads.pool_symbols()[name]) if name.startswith("zy.") else fn
+    return fn(threads.pool_symbols()["zy.parallel_for"])
 
 
 def blocks(n: int, nt: int):
@@ -108,8 +115,7 @@ def run(n: int, nt: int, nested: tuple[int, int] | None = None, os_threads=None)
     env = (ctypes.c_int64 * 9)(counts.ctypes.data, owner.ctypes.data, calls.ctypes.data,
                                los.ctypes.data, his.ctypes.data, inner_n, inner_nt,
                                outer.ctypes.data, os_threads.ctypes.data)
-    _call("zy.parallel_for")(_code().address("nested" if nested else "chunk"),
-                             ctypes.addressof(env), n, nt)
+    _parallel_for()(_chunk("nested" if nested else "chunk"), ctypes.addressof(env), n, nt)
     times = 1 if nested is None else min(max(nt, 1), 64)
     eff = min(max(inner_nt, 1), 64)
     want_lo, want_hi = blocks(inner_n, eff)
@@ -180,22 +186,24 @@ FORK = """
 import os, sys, threading, warnings
 warnings.simplefilter("ignore")
 import test_threads as T
-assert T.run(1000, 4) == []
+assert T.run(1000, 4) == [] and T.run(10, 2, nested=(10, 2)) == []
 stop = threading.Event()
 def busy():  # a region in flight while forking: the child's busy flag and slots are stale
     while not stop.is_set():
         assert T.run(1000, 2) == []
 side = threading.Thread(target=busy)
 side.start()
-pids = [os.fork() for _ in range(1)]
-if pids[0] == 0:
+pid = os.fork()
+if pid == 0:  # the child: right results, from new workers (not only serial regions)
     bad = [(n, nt) for n in (0, 5, 1000) for nt in (1, 2, 4, 8) for _ in range(20)
            if T.run(n, nt) != []]
-    os._exit(1 if bad else 0)
+    ids = T.np.zeros(64, T.np.int64)
+    workers = T.run(100, 4, os_threads=ids) == [] and len(set(ids[:4])) == 4
+    os._exit(1 if bad or not workers else 0)
 bad = [(n, nt) for n in (5, 1000) for nt in (2, 4) if T.run(n, nt) != []]
 stop.set()
 side.join()
-_, status = os.waitpid(pids[0], 0)
+_, status = os.waitpid(pid, 0)
 sys.exit(1 if bad or os.waitstatus_to_exitcode(status) else 0)
 """
 

@@ -12,25 +12,34 @@ with ``llvm.add_symbol``, so compiled modules ``declare`` and call:
 
 Worker t (created with ``pthread_create`` the first time a region needs it, then kept) serves
 tid t and waits on its own 64-byte slot for a pointer to the region ({fn, env, n, nt}, in the
-caller's frame): it spins on it (``pause``) for some tens of microseconds, so back-to-back
-regions cost a cache-line round trip, then sleeps on its condvar.  Sleeping is Dekker-style:
-the worker, holding its mutex, stores ``sleeping`` then re-reads the slot; the dispatcher stores
-the slot then reads ``sleeping`` (all seq_cst), so one of them sees the other and no wake-up is
-lost.  The worker clears the slot (release) when its block returns; the dispatcher spins
-(acquire, ``pause``, then ``sched_yield``) until every slot it filled is clear, so a worker never
-reads a later region's fields.
+caller's frame): it spins on it for about 50 us (``pause``, and a ``sched_yield`` every 128
+rounds so that a thread sharing its CPU runs: a woken worker placed on the dispatcher's CPU,
+more threads than CPUs), so back-to-back regions cost a few cache-line transfers, then sleeps on
+its condvar.  Sleeping is Dekker-style: the worker, holding its mutex, stores ``sleeping`` then
+re-reads the slot; the dispatcher stores the slot then reads ``sleeping`` (all seq_cst), so one
+of them sees the other and no wake-up is lost.  The worker clears the slot (release) when its
+block returns; the dispatcher spins the same way (acquire loads) until every slot it filled is
+clear, so the chunks' writes are seen and a worker never reads a later region's fields.  The
+tids of workers that ``pthread_create`` could not make run in the caller after tid 0.
 
 A region already in flight (``busy``, taken with cmpxchg and never waited on) makes a nested
 call from a chunk, or a call from a second OS thread, run its nt blocks serially in the caller
-with the same blocks and tids.  After ``fork`` (``getpid()`` differs from the pid stored at
-first use) one thread forgets the parent's workers and zeroes the slots, mutexes and condvars
-(glibc's initializers are all zero) while the others run serially; workers are then created
-again as needed.
+with the same blocks and tids.  ``@zy.pool.live`` is a word in a page the kernel wipes on fork
+(``_fork_word``): when it reads 0 (first use, or a forked child) the pool compares ``getpid()``
+(a system call, too dear for every region) with the pid it stored; if they differ, one thread
+claims the pool (cmpxchg of the pid to -pid), forgets the parent's workers and zeroes the busy
+flag, slots, mutexes and condvars (glibc's initializers are all zero) while the others run
+serially; workers are then created again as needed.
+
+The pool is compiled here rather than by ``engine.py`` (which binds these symbols for every
+module it loads), with its own LLVM context.  The thread count defaults at the first
+``pool_symbols`` or ``get_num_threads``: a bad ``ZYMASE_NUM_THREADS`` raises then.
 """
 
 from __future__ import annotations
 
 import ctypes
+import mmap
 import operator
 import os
 import platform
@@ -39,8 +48,9 @@ import threading
 import llvmlite.binding as llvm
 
 MAX_THREADS = 64
-SPINS = 2000  # `pause`s a worker spins on its slot before sleeping (about 30-100 us)
-YIELD_AFTER = 1000  # `pause`s the dispatcher spins on a slot before it yields each time round
+SPINS = 2000  # rounds a worker spins on its slot before sleeping (about 50-100 us)
+YIELD_EVERY = 128  # spinning, a `sched_yield` every so many rounds, `pause` on the others: a
+# thread that shares the spinner's CPU (a woken worker, more threads than CPUs) gets to run
 
 _ASM = {"x86_64": "pause", "amd64": "pause", "aarch64": "yield", "arm64": "yield"}
 PAUSE = _ASM.get(platform.machine().lower(), "")
@@ -49,6 +59,7 @@ POOL_IR = f"""
 %region = type {{ ptr, ptr, i64, i64 }}  ; fn, env, n, nt
 
 @zy.pool.setting = external global i64
+@zy.pool.live = external global i64
 @slots = internal global [64 x [8 x i64]] zeroinitializer, align 64  ; task pointer, sleeping
 @sync = internal global [64 x [128 x i8]] zeroinitializer, align 64  ; mutex at 0, condvar at 64
 @busy = internal global i32 0, align 64
@@ -107,6 +118,18 @@ done:
   ret void
 }}
 
+define internal void @relax(i64 %round) alwaysinline {{
+  %k = and i64 %round, {YIELD_EVERY - 1}
+  %yield = icmp eq i64 %k, {YIELD_EVERY - 1}
+  br i1 %yield, label %yielding, label %pausing
+yielding:
+  call i32 @sched_yield()
+  ret void
+pausing:
+  call void asm sideeffect "{PAUSE}", ""()
+  ret void
+}}
+
 define internal ptr @worker(ptr %arg) {{
 entry:
   %w = ptrtoint ptr %arg to i64
@@ -121,7 +144,7 @@ spin:
   %has = icmp ne ptr %task, null
   br i1 %has, label %run, label %pause
 pause:
-  call void asm sideeffect "{PAUSE}", ""()
+  call void @relax(i64 %i)
   %i1 = add i64 %i, 1
   %long = icmp ugt i64 %i1, {SPINS}
   br i1 %long, label %sleep, label %spin
@@ -162,16 +185,20 @@ entry:
   %nt1 = call i64 @llvm.smax.i64(i64 %nt0, i64 1)
   %nt = call i64 @llvm.smin.i64(i64 %nt1, i64 {MAX_THREADS})
   %one = icmp eq i64 %nt, 1
-  br i1 %one, label %direct, label %checkpid
+  br i1 %one, label %direct, label %known
 direct:
   call void %fn(ptr %env, i64 0, i64 %n, i64 0)
   ret void
-checkpid:
+known:  ; the word in a page wiped on fork is set: the state is this process's
+  %live = load atomic i64, ptr @zy.pool.live acquire, align 8
+  %isset = icmp ne i64 %live, 0
+  br i1 %isset, label %acquire, label %checkpid
+checkpid:  ; first use in this process (a forked child too): one thread resets, others go serial
   %me = call i32 @getpid()
   %was = load atomic i32, ptr @pid acquire, align 4
   %same = icmp eq i32 %was, %me
   br i1 %same, label %acquire, label %claim
-claim:  ; first use in this process (a forked child too): one thread resets, the others go serial
+claim:
   %mine = sub i32 0, %me
   %claimed = icmp eq i32 %was, %mine
   br i1 %claimed, label %serial, label %tryclaim
@@ -185,6 +212,7 @@ reset:
   call void @llvm.memset.p0.i64(ptr align 64 @sync, i8 0, i64 8192, i1 false)
   store atomic i32 0, ptr @busy seq_cst, align 4
   store atomic i32 %me, ptr @pid release, align 4
+  store atomic i64 1, ptr @zy.pool.live release, align 8
   br label %acquire
 acquire:
   %b = cmpxchg ptr @busy, i32 0, i32 1 acquire monotonic
@@ -250,17 +278,13 @@ join:
   %jslot = getelementptr [64 x [8 x i64]], ptr @slots, i64 0, i64 %j
   br label %poll
 poll:
-  %s = phi i64 [0, %join], [%s1, %backoff], [%s1, %yield]
+  %s = phi i64 [0, %join], [%s1, %backoff]
   %left = load atomic ptr, ptr %jslot acquire, align 8
   %isclear = icmp eq ptr %left, null
   br i1 %isclear, label %clear, label %backoff
 backoff:
-  call void asm sideeffect "{PAUSE}", ""()
+  call void @relax(i64 %s)
   %s1 = add i64 %s, 1
-  %patient = icmp ult i64 %s1, {YIELD_AFTER}
-  br i1 %patient, label %poll, label %yield
-yield:
-  call i32 @sched_yield()
   br label %poll
 clear:
   %j1 = add i64 %j, 1
@@ -275,7 +299,21 @@ done:
 _SETTING = ctypes.c_int64(0)  # the thread count `@zy.pool.threads()` reads (0: not chosen yet)
 _LOCK = threading.Lock()
 _SYMBOLS: dict[str, int] = {}
-_FOREVER = []  # the pool's engine: its workers run its code as long as the process lives
+_FOREVER = []  # the pool's engine (its workers run its code) and its fork-wiped page
+
+
+def _fork_word():
+    """``@zy.pool.live``: a word that reads 0 in a forked child, so regions need no ``getpid``
+    (a system call, 0.14 us): in a private anonymous page wiped on fork (Linux 4.14+), else
+    cleared by ``os.register_at_fork`` (forks made by Python only)."""
+    page = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    word = ctypes.c_int64.from_buffer(page)
+    try:
+        page.madvise(mmap.MADV_WIPEONFORK)
+    except (AttributeError, OSError):
+        os.register_at_fork(after_in_child=lambda: setattr(word, "value", 0))
+    _FOREVER.append(page)
+    return word
 
 
 def _checked(n, what: str) -> int:
@@ -296,7 +334,7 @@ def _default() -> int:
     if env is not None:
         try:
             return _checked(int(env), "ZYMASE_NUM_THREADS")
-        except (TypeError, ValueError):
+        except ValueError:
             raise ValueError(f"ZYMASE_NUM_THREADS={env!r}: expected an int from 1 to "
                              f"{MAX_THREADS}") from None
     try:
@@ -330,6 +368,7 @@ def pool_symbols() -> dict[str, int]:
             llvm.initialize_native_asmprinter()
             llvm.initialize_native_asmparser()  # (the inline `pause`)
             llvm.add_symbol("zy.pool.setting", ctypes.addressof(_SETTING))
+            llvm.add_symbol("zy.pool.live", ctypes.addressof(_fork_word()))
             tm = llvm.Target.from_default_triple().create_target_machine(opt=3, jit=True)
             mod = llvm.parse_assembly(POOL_IR, context=llvm.create_context())
             mod.verify()
