@@ -291,9 +291,9 @@ def test_every_op_has_an_llvm_emitter():
     emitted by emit.py itself), as it needs one in the interpreter's (tests/ir/test_interp.py)."""
     from zymase.backends.llvm.table import OP_EMITTERS
     from zymase.ir.core import OPS
-    from zymase.ir.ops import Call, Condition, For, Func, If, Return, While, Yield
+    from zymase.ir.ops import Call, Condition, For, Func, If, Parallel, Return, While, Yield
 
-    by_emit_py = {For, While, If, Call, Yield, Condition, Return, Func}
+    by_emit_py = {For, Parallel, While, If, Call, Yield, Condition, Return, Func}
     missing = [c.name for c in OPS.values() if c not in OP_EMITTERS and c not in by_emit_py]
     assert missing == []
 
