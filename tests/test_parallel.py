@@ -193,6 +193,7 @@ def test_refusals(fn, args, words, line):
         zymase.jit(fn)(*fresh(args))
     msg = str(e.value)
     assert words in msg and line in msg and "test_parallel.py:" in msg, msg
+    assert zymase.__path__[0] not in msg
 
 
 # ---- deterministic=True
