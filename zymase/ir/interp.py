@@ -579,6 +579,24 @@ def _tape_adopt(frame: Frame, op: Op, args: list) -> Sequence:
     return (_EXPORTED.pop(int(args[0]))[:int(args[1])],)
 
 
+_SETS: dict[int, list] = {}  # tape.set_new handle -> its tapes (until tape.set_free)
+
+
+def _tape_set_new(frame: Frame, op: Op, args: list) -> Sequence:
+    tapes = [[] for _ in range(int(args[0]))]
+    _SETS[id(tapes)] = tapes
+    return (np.int64(id(tapes)),)
+
+
+def _tape_at(frame: Frame, op: Op, args: list) -> Sequence:
+    return (_SETS[int(args[0])][int(args[1])],)
+
+
+def _tape_set_free(frame: Frame, op: Op, args: list) -> Sequence:
+    _SETS.pop(int(args[0]))
+    return ()
+
+
 def _tape_drop(frame: Frame, op: Op, args: list) -> Sequence:
     del args[0][len(args[0]) - int(args[1]):]
     return ()
@@ -606,6 +624,9 @@ HANDLERS: dict[type[Op], Handler] = {
     ops.TapeMark: _tape_mark, ops.TapePushArray: _tape_push_array, ops.TapeRead: _tape_read,
     ops.TapeDrop: _tape_drop, ops.TapeExport: _tape_export,
     ops.TapePushRef: _tape_push_ref, ops.TapePopRef: _tape_pop_ref, ops.TapeAdopt: _tape_adopt,
+    ops.TapeSetNew: _tape_set_new, ops.TapeAt: _tape_at, ops.TapeSetFree: _tape_set_free,
+    ops.ThreadCount: lambda frame, op, args: (np.int64(1),),  # (parallel loops run serially)
+    ops.ThreadSlot: lambda frame, op, args: (np.int64(0),),
     ops.Offset: _array_offset, ops.DataPtr: _data_ptr,
     **{cls: _elementwise(fn) for cls, fn in ELEMENTWISE.items()},
     ops.Constant: _constant, ops.CmpF: _compare, ops.CmpI: _compare,

@@ -47,6 +47,7 @@ from ..activity import free_active, is_float, is_float_array, relevant
 from ..arrays import add_into, copy, fill_zero, outer_add
 from ..plan.memory import renewed_array
 from ..rules import LINEAR, PARTIALS, ZERO
+from . import parallel
 from .calls import reverse_call
 from .tape import trip_count
 
@@ -120,6 +121,9 @@ def _load(rt, op) -> None:
         return
     sh = rt.shadow(op.operands[0])
     idx = [rt.get(i) for i in op.operands[1:]]
+    if rt.par and not rt.par[-1].owns(rt.act.roots.get(op.operands[0], set())):
+        rt.b.create(AtomicAdd, [c, sh, *idx], [])  # other iterations update it too
+        return
     old = rt.b.op(Load, sh, *idx)
     rt.b.create(Store, [rt.b.op(AddF, old, c, nsz=True), sh, *idx], [])
 
@@ -225,6 +229,7 @@ def _for(rt, op) -> None:
     act_c = [k for k, c in enumerate(carried) if is_float(c) and rt.act.active(c)]
     if not act_c and not relevant(op, rt.act):
         return
+    par = parallel.plan(rt, op)  # reversed as a parallel loop (parallel.py)
     # arrays each iteration replaces by a new buffer: their shadows are carried backwards
     renew = [k for k, c in enumerate(carried) if is_float_array(c) and rt.act.active(c)
              and renewed_array(c) is not None]
@@ -235,13 +240,22 @@ def _for(rt, op) -> None:
     init = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_c]
     init += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     init += [rt.shadow(op.results[k]) for k in renew]
-    # integers recovered from the next iteration's value rather than popped
-    inv = [(k, amount) for k, c in enumerate(carried) if (amount := rt.invertible(c))]
+    # integers recovered from the next iteration's value rather than popped (a parallel loop's
+    # carried values are reductions, whose values its adjoint does not read)
+    inv = [] if par else [(k, amount) for k, c in enumerate(carried)
+                          if (amount := rt.invertible(c))]
     init += [rt.get(op.results[k]) for k, _ in inv]
     blk = Block([I64] + [v.type for v in init])
     saved = (b.block, b.index)
     n_s = 1 + len(act_c) + len(free)
+    tapes = parallel.IterationTapes(rt, op, blk) if par else None
+    if par:
+        par.before(rt)
     scope = rt.enter(body, blk, free, blk.args[1 + len(act_c):n_s])
+    if par:
+        tapes.enter(scope)
+        par.enter(rt, scope)
+        rt.par.append(par)
     for j, k in enumerate(renew):
         scope.shadows[yields[k]] = blk.args[n_s + j]
     kk = blk.args[0]
@@ -259,10 +273,18 @@ def _for(rt, op) -> None:
     outs += [rt.shadow(carried[k]) for k in renew]
     outs += recovered
     b.yield_(*outs)
+    if par:
+        rt.par.pop()
     rt.leave(saved)
-    start = b.op(SubI, trip, b.i64(1))
-    loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
-                    regions=[Region([blk])])
+    if par:  # iterations in any order, on the thread pool
+        loop = b.create(Parallel, [b.i64(0), trip, b.i64(1), *init], [v.type for v in init],
+                        regions=[Region([blk])])
+        tapes.finish(loop, trip)
+        par.after(rt)
+    else:  # the last iteration first
+        start = b.op(SubI, trip, b.i64(1))
+        loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
+                        regions=[Region([blk])])
     rt.rloops[op] = loop
     res = loop.results
     rt.drop_snapshots(op)

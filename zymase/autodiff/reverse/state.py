@@ -34,7 +34,7 @@ class Settings:
 class Scope:
     """A reverse region under construction, mirroring one primal block."""
 
-    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head")
+    __slots__ = ("pblock", "fblock", "rblock", "env", "head_env", "shadows", "ct", "head", "lead")
 
     def __init__(self, pblock: Block, fblock: Block, rblock: Block):
         self.pblock, self.fblock, self.rblock = pblock, fblock, rblock
@@ -43,3 +43,4 @@ class Scope:
         self.shadows: dict[Value, Value] = {}
         self.ct: dict[Value, Value] = {}
         self.head = 0  # ops at the start of rblock: pops and shadow allocations
+        self.lead = 0  # ops before the pops (an iteration's own tape: parallel.py)

@@ -67,6 +67,7 @@ class ForwardSweep:
         self.pairs = 0
         self.snapshots: dict = {}  # (primal loop, root buffer) -> forward tape mark
         self.snapshot_roots: dict = {}  # primal loop -> roots snapshotted before it
+        self.local_tapes: dict[Block, Value] = {}  # a parallel loop's body -> its iteration's tape
         self.new: Func | None = None
         self.tape: Value | None = None
         self.last_forward = None
@@ -234,7 +235,7 @@ class ForwardSweep:
             ref = isinstance(fwd.type, ArrayType)
             pair = self.pair_of[(fb, fwd)] = self._next_pair()
             Builder(fb, fb.ops.index(fb.terminator), loc).create(
-                TapePushRef if ref else TapePush, [self.tape, fwd], [], {"pair": pair})
+                TapePushRef if ref else TapePush, [self.tape_of(fb), fwd], [], {"pair": pair})
             slots = 2 + 2 * fwd.type.ndim if ref else 2 if fwd.type.is_complex else 1
             self.pushes[fb] = self.pushes.get(fb, 0) + slots
         return pair
@@ -250,11 +251,21 @@ class ForwardSweep:
         mark = self.snapshots.get((loop, root))
         if mark is None:
             b = Builder.before(self.fop[loop])
-            mark = b.create(TapeMark, [self.tape], None).result
-            b.create(TapePushArray, [self.tape, self.fmap[root]], [])
+            tape = self.tape_of(self.fop[loop].parent)
+            mark = b.create(TapeMark, [tape], None).result
+            b.create(TapePushArray, [tape, self.fmap[root]], [])
             self.snapshots[(loop, root)] = mark
             self.snapshot_roots.setdefault(loop, []).append(root)
         return mark
+
+    def tape_of(self, fb: Block) -> Value:
+        """The tape pushes in forward block ``fb`` go on: the function's, or inside a parallel
+        loop reversed in parallel, the iteration's own (``parallel.py``)."""
+        while fb is not self.new.body:
+            if fb in self.local_tapes:
+                return self.local_tapes[fb]
+            fb = fb.parent_op.parent
+        return self.tape
 
     def take_snapshots(self, loop) -> list:
         """The buffers snapshotted before primal ``loop`` (oldest first), which the adjoint

@@ -1,7 +1,8 @@
 """The tape as the derivative uses it: a trip counter on each ``scf.while`` of the forward sweep
 (the adjoint loop runs that many times), and ``tape.reserve`` ops so that pushes inside loops
 never check capacity (``reserve``: one reservation before each loop, trip count x slots per
-iteration; ``scf.while`` loops reserve once per iteration).
+iteration; ``scf.while`` loops reserve once per iteration; a parallel loop whose iterations
+push on tapes of their own reserves in each iteration).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ...ir.ops import (
     SubI,
     TapePush,
     TapePushArray,
+    TapePushRef,
     TapeReserve,
     While,
 )
@@ -68,16 +70,27 @@ def reserve(func, tape, pushes: dict) -> None:
         per_iter = _slots(pushes, body)
         if not per_iter:
             continue
+        t = _tape_of(body, tape)
+        if t.op is not None and op.is_ancestor_of(t.op):
+            continue  # each iteration pushes on a tape of its own (a parallel loop's)
         b = Builder.before(op)
         lb, ub, st = op.operands[:3]
-        b.create(TapeReserve, [tape, b.op(MulI, trip_count(b, lb, ub, st), b.i64(per_iter))], [])
+        b.create(TapeReserve, [t, b.op(MulI, trip_count(b, lb, ub, st), b.i64(per_iter))], [])
         covered |= _if_blocks(body)
     for block, n in pushes.items():
         if block in covered or not n:
             continue
-        first = next(op for op in block.ops if isinstance(op, TapePush))
+        first = next(op for op in block.ops if isinstance(op, (TapePush, TapePushRef)))
         b = Builder.before(first)
-        b.create(TapeReserve, [tape, b.i64(n)], [])
+        b.create(TapeReserve, [first.operands[0], b.i64(n)], [])
+
+
+def _tape_of(block, tape):
+    """The tape ``block``'s pushes use: ``tape``, or an iteration's own (``tape.at``)."""
+    for op in block.walk():
+        if isinstance(op, (TapePush, TapePushRef)):
+            return op.operands[0]
+    return tape
 
 
 def _slots(pushes, block) -> int:

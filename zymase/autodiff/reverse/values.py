@@ -79,6 +79,8 @@ class Adjoint:
         self._recomputing: list[Block] = []
         self.list_shadows: dict = {}  # a list's buffers (alias roots) -> their one shadow
         self._flow_sources = None  # array value -> [(sources, through a view/call)]
+        self.local_tapes: dict[Block, Value] = {}  # a parallel loop's body -> its iteration's tape
+        self.par: list = []  # the parallel loops being reversed in parallel (parallel.py)
         self.here = Here(has=lambda v: any(v in s.env for s in self.scopes),
                          is_open=lambda block: any(s.pblock is block for s in self.scopes))
 
@@ -210,7 +212,7 @@ class Adjoint:
             off = b.op(AddI, off, b.op(MulI, i, b.op(Stride, a, axis=k)))
         if t.is_complex:
             off = b.op(MulI, off, b.i64(2))
-        return b.create(TapeRead, [self.sweep.tape, b.op(AddI, p0, off)], [t]).result
+        return b.create(TapeRead, [self.tape_of(loop.parent), b.op(AddI, p0, off)], [t]).result
 
     def drop_snapshots(self, loop) -> None:
         """After the adjoint of ``loop``: discard the snapshots taken before it (newest first)."""
@@ -220,7 +222,7 @@ class Adjoint:
             n = b.i64(2 if r.type.dtype.is_complex else 1)
             for k in range(r.type.ndim):
                 n = b.op(MulI, n, b.op(Dim, r, axis=k))
-            b.create(TapeDrop, [self.sweep.tape, n], [])
+            b.create(TapeDrop, [self.tape_of(loop.parent), n], [])
 
     def recompute(self, v: Value) -> Value:
         op = v.op
@@ -252,11 +254,20 @@ class Adjoint:
         reference, ``tape.push_ref``)."""
         pair = self.sweep.push(scope.fblock, fwd, loc)
         ref = isinstance(fwd.type, ArrayType)
-        popped = Builder(scope.rblock, 0, self.b.loc).create(
-            TapePopRef if ref else TapePop, [self.sweep.tape], [fwd.type], {"pair": pair}).result
+        popped = Builder(scope.rblock, scope.lead, self.b.loc).create(
+            TapePopRef if ref else TapePop, [self.tape_of(scope.pblock)], [fwd.type],
+            {"pair": pair}).result
         self._inserted_at_start(scope)
         scope.env[key] = scope.head_env[key] = popped
         return popped
+
+    def tape_of(self, pblock: Block) -> Value:
+        """The tape the pops of primal block ``pblock``'s values come from (``sweep.tape_of``)."""
+        while pblock is not self.func.body:
+            if pblock in self.local_tapes:
+                return self.local_tapes[pblock]
+            pblock = pblock.parent_op.parent
+        return self.sweep.tape
 
     def _inserted_at_start(self, scope: Scope) -> None:
         scope.head += 1
@@ -286,10 +297,11 @@ class Adjoint:
         listed = self.list_shadow(a)
         if listed is not None:
             return listed
-        if a in self.sweep.fshadow:
-            return self.sweep.fshadow[a]
         op = a.op
-        if op is not None and op.has_trait(VIEW):
+        if a in self.sweep.fshadow and not (self.par and op is not None and op.has_trait(VIEW)
+                                            and self.par[-1].spreads(self.act.roots.get(a))):
+            return self.sweep.fshadow[a]
+        if op is not None and op.has_trait(VIEW):  # (of a spread buffer: of this thread's)
             src = self.shadow(op.operands[0])
             rest = [self.get(x) for x in op.operands[1:]]
             r = self.b.create(type(op), [src, *rest], [a.type], dict(op.attrs)).result

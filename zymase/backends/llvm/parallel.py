@@ -14,17 +14,18 @@ block's).  A chunk that raises copies its error into the caller's context (the f
 wins) and the caller fails as a serial loop would.
 
 A loop runs serially instead (``_for``) when it is nested in another parallel loop, carries a
-value that is not a reduction, or contains what a thread cannot do alone (tape operations,
-``return``).
+value that is not a reduction, or contains what a thread cannot do alone (``return``, tape
+operations but on the iteration's own tape: ``tape.at``, reverse mode's parallel loops).
 """
 
 from __future__ import annotations
 
 from ...ir.core import Op, Value
-from ...ir.ops import AtomicAdd, Constant, Return
+from ...ir.ops import AtomicAdd, Constant, Return, TapeAt, ThreadCount, ThreadSlot
 from ...ir.ops import tape as tape_ops
 from ...ir.parallel import identity, reductions
 from ...ir.types import ArrayType
+from .table import emitter
 from .types import SCALAR, literal, ltype
 
 MAX_THREADS = 64  # cpu/threads.py: the pool's limit
@@ -59,6 +60,8 @@ def emit_parallel(fe, op: Op) -> list[str]:
     if me.deterministic:
         some = fe.assign(f"call i64 @llvm.smin.i64(i64 {n}, i64 {MAX_THREADS})")
         blocks = fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")
+    for slot in {inner.operands[0] for inner in op.walk() if isinstance(inner, ThreadSlot)}:
+        threads = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {fe.val(slot)})")
     some = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {blocks})")
     t = fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")
     parts = blocks if me.deterministic else t  # how many partial results
@@ -81,11 +84,35 @@ def emit_parallel(fe, op: Op) -> list[str]:
             for k, (r, a, init) in enumerate(zip(kinds, op.body.args[1:], op.operands[3:]))]
 
 
+@emitter(ThreadCount)
+def _thread_count(fe, op):
+    """The most partial results a parallel loop run next makes: the pool's threads, or the
+    fixed blocks of ``deterministic``."""
+    fe.mod.declare("declare i64 @zy.pool.threads()")
+    if fe.mod.deterministic:
+        return [str(MAX_THREADS)]
+    return [fe.assign(f"call i64 @llvm.smax.i64(i64 {fe.assign('call i64 @zy.pool.threads()')}, "
+                      "i64 1)")]
+
+
+@emitter(ThreadSlot)
+def _thread_slot(fe, op):
+    """The chunk's partial-result number (a loop run serially is one chunk: 0)."""
+    return ["%tid" if fe.in_chunk else "0"]
+
+
 def _threadable(op: Op, deterministic: bool) -> bool:
-    """No tape operations; with ``deterministic``, no float atomics (their order shows)."""
-    return not any(isinstance(inner, _SERIAL) or deterministic and isinstance(inner, AtomicAdd)
-                   and inner.operands[0].type.is_inexact
-                   for inner in op.walk() if inner is not op)
+    """No tape operations but on an iteration's own tape (``tape.at`` in the body); with
+    ``deterministic``, no float atomics (their order shows)."""
+    own = {inner.result for inner in op.walk() if isinstance(inner, TapeAt)}
+    for inner in op.walk():
+        if inner is op or isinstance(inner, TapeAt):
+            continue
+        if isinstance(inner, _SERIAL) and not (inner.operands and inner.operands[0] in own):
+            return False
+        if deterministic and isinstance(inner, AtomicAdd) and inner.operands[0].type.is_inexact:
+            return False
+    return True
 
 
 def _combinable(r, t, result) -> bool:

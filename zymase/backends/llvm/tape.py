@@ -15,6 +15,7 @@ import os
 
 from ...ir.ops import (
     TapeAdopt,
+    TapeAt,
     TapeDrop,
     TapeExport,
     TapeFree,
@@ -27,6 +28,8 @@ from ...ir.ops import (
     TapePushRef,
     TapeRead,
     TapeReserve,
+    TapeSetFree,
+    TapeSetNew,
 )
 from ...ir.types import F64, I64
 from .arrays import field, shape
@@ -74,6 +77,56 @@ realloc:
   store i64 %nc, ptr %capp
   br label %done
 done:
+  ret void
+}
+
+define internal void @zy.tape_reserve_exact(ptr nocapture %t, i64 %n) #0 {
+  %posp = getelementptr i8, ptr %t, i64 8
+  %capp = getelementptr i8, ptr %t, i64 16
+  %pos = load i64, ptr %posp
+  %cap = load i64, ptr %capp
+  %need = add i64 %pos, %n
+  %ok = icmp sle i64 %need, %cap
+  br i1 %ok, label %done, label %grow, !prof !0
+grow:
+  %twice = mul i64 %cap, 2
+  %nc = call i64 @llvm.smax.i64(i64 %twice, i64 %need)
+  %buf = load ptr, ptr %t
+  %bytes = mul i64 %nc, 8
+  %nb = call ptr @realloc(ptr %buf, i64 %bytes)
+  store ptr %nb, ptr %t
+  store i64 %nc, ptr %capp
+  br label %done
+done:
+  ret void
+}
+
+define internal void @zy.tape_set_free(i64 %h, i64 %n) #0 {
+entry:
+  %set = inttoptr i64 %h to ptr
+  %none = icmp eq i64 %h, 0
+  br i1 %none, label %done, label %loop
+loop:
+  %k = phi i64 [0, %entry], [%k1, %body]
+  %more = icmp slt i64 %k, %n
+  br i1 %more, label %body, label %last
+body:
+  %t = getelementptr {ptr, i64, i64}, ptr %set, i64 %k
+  call void @zy.tape_release(ptr %t)
+  %k1 = add i64 %k, 1
+  br label %loop
+last:
+  call void @free(ptr %set)
+  br label %done
+done:
+  ret void
+}
+
+define internal void @zy.tape_set_unwind(ptr nocapture %slot) #0 {
+  %h = load i64, ptr %slot
+  %np = getelementptr i64, ptr %slot, i64 1
+  %n = load i64, ptr %np
+  call void @zy.tape_set_free(i64 %h, i64 %n)
   ret void
 }
 
@@ -196,7 +249,42 @@ def _free(em, op):
 @emitter(TapeReserve)
 def _reserve(em, op):
     t, n = (em.val(v) for v in op.operands)
-    em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {n})")
+    # an iteration's tape (tape.at) grows to what it needs: there may be millions of them
+    how = "exact" if isinstance(op.operands[0].op, TapeAt) else ""
+    em.emit(f"call void @zy.tape_reserve{'_' + how if how else ''}(ptr {t}, i64 {n})")
+    return []
+
+
+@emitter(TapeSetNew)
+def _set_new(em, op):
+    """``n`` zeroed tapes.  A slot holds (handle, n) until ``tape.set_free`` so that the
+    ``fail`` path releases them (the last set made here, when a loop makes several)."""
+    n = em.val(op.operands[0])
+    slot = em.slot("[2 x i64]", "zeroinitializer", "tset")
+    em.unwind.append(f"  call void @zy.tape_set_unwind(ptr {slot})")
+    em.tape_sets.append(slot)
+    count = em.assign(f"call i64 @llvm.smax.i64(i64 {n}, i64 1)")
+    h = em.assign(f"ptrtoint ptr {em.assign(f'call ptr @calloc(i64 {count}, i64 24)')} to i64")
+    em.emit(f"store i64 {h}, ptr {slot}")
+    em.emit(f"store i64 {n}, ptr {em.assign(f'getelementptr i64, ptr {slot}, i64 1')}")
+    return [h]
+
+
+@emitter(TapeAt)
+def _at(em, op):
+    h, k = (em.val(v) for v in op.operands)
+    return [em.assign(f"getelementptr {TAPE_STRUCT}, ptr {em.assign(f'inttoptr i64 {h} to ptr')}, "
+                      f"i64 {k}")]
+
+
+@emitter(TapeSetFree)
+def _set_free(em, op):
+    h, n = (em.val(v) for v in op.operands)
+    em.emit(f"call void @zy.tape_set_free(i64 {h}, i64 {n})")
+    for slot in em.tape_sets:  # made by this function: its fail path must not free it again
+        held = em.assign(f"load i64, ptr {slot}")
+        same = em.assign(f"icmp eq i64 {held}, {h}")
+        em.emit(f"store i64 {em.assign(f'select i1 {same}, i64 0, i64 {held}')}, ptr {slot}")
     return []
 
 

@@ -10,6 +10,9 @@ used inside it, but values leave a region only through its terminator (``scf.yie
   so every pass that handles ``scf.for`` handles it, and a pass that rebuilds it as an
   ``scf.for`` only loses the parallelism.  Its carried values must be reductions
   (``ir/parallel.py``); the backends run it in parallel when they still are.
+* ``%n = scf.thread_count : i64`` bounds the threads a parallel loop run after it may use;
+  ``%t = scf.thread_slot %n : i64`` in a parallel loop's body is the running thread's number,
+  ``0 <= t < n`` (0 when the loop runs serially): reverse mode's per-thread accumulators.
 * ``scf.while %init... : T...`` has a *before* region ``^(args)`` ending in
   ``scf.condition %c, %fwd...`` and an *after* region ``^(fwd...)`` ending in
   ``scf.yield %next...``;
@@ -19,7 +22,7 @@ used inside it, but values leave a region only through its terminator (``scf.yie
 
 from __future__ import annotations
 
-from ..core import LOOP, TERMINATOR
+from ..core import LOOP, READS, TERMINATOR, WRITES
 from ..types import I1, I64
 from .base import SimpleOp, VerifyError
 
@@ -75,6 +78,28 @@ class For(SimpleOp):
 class Parallel(For):
     name = "scf.parallel"
     __slots__ = ()
+
+
+class ThreadCount(SimpleOp):
+    name = "scf.thread_count"
+    n_operands = 0
+    traits = frozenset({READS, WRITES})  # (the pool's size when it runs: never moved)
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64]
+
+
+class ThreadSlot(SimpleOp):
+    name = "scf.thread_slot"
+    n_operands = 1
+    traits = frozenset({READS, WRITES})  # differs by thread: never hoisted out of its loop
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64]
 
 
 class While(SimpleOp):

@@ -14,6 +14,10 @@
 * ``%buf, %pos = tape.export %t : i64, i64`` hands the tape's buffer (an address) and position
   to the caller (the split form's forward function returns them); ``%t = tape.adopt %buf, %pos``
   takes such a buffer over in another call (the adjoint function, which frees it).
+* ``%h = tape.set_new %n : i64`` makes ``n`` empty tapes, one per iteration of a parallel loop
+  (a handle); ``%t = tape.at %h, %k : tape`` is the ``k``-th (its pushes and pops meet no other
+  iteration's, so threads need no order between them); ``tape.set_free %h, %n`` releases them
+  all.
 
 Pushes happen in the forward sweep, pops in exactly the reverse order in the adjoint sweep.
 All four have effects: passes never move, merge or drop them.
@@ -149,6 +153,36 @@ class TapeRead(SimpleOp):
 
 class TapeDrop(SimpleOp):
     name = "tape.drop"
+    n_operands = 2
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+
+class TapeSetNew(SimpleOp):
+    name = "tape.set_new"
+    n_operands = 1
+    traits = frozenset({ALLOCATES, WRITES})
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [I64]
+
+
+class TapeAt(SimpleOp):
+    name = "tape.at"
+    n_operands = 2
+    traits = _EFFECTS  # names a tape: kept where it is, like the tape ops that use it
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [TAPE]
+
+
+class TapeSetFree(SimpleOp):
+    name = "tape.set_free"
     n_operands = 2
     n_results = 0
     traits = _EFFECTS
