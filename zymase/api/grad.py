@@ -19,6 +19,7 @@ namedtuple for containers (``None`` for non-float fields).
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,6 +58,18 @@ def options_of(kw: dict):
 # ---------------------------------------------------------------------- reverse mode
 
 
+@dataclass(frozen=True)
+class GradSpec:
+    """What a ``grad``/``value_and_grad`` wrapper was made from (``vmap`` batches it)."""
+
+    fn: object
+    argnums: object
+    has_aux: bool
+    optimize_before_ad: bool
+    options: dict
+    with_value: bool
+
+
 def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True,
                    **options):
     """``fn``'s value and its gradient with respect to ``argnums`` (reverse mode).
@@ -79,6 +92,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
     wrapper.__zymase_transform__ = "zymase.value_and_grad"
+    wrapper.__zymase_grad__ = GradSpec(fn, argnums, has_aux, optimize_before_ad, options, True)
     return wrapper
 
 
@@ -220,6 +234,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"
     wrapper.__zymase_transform__ = "zymase.grad"
+    wrapper.__zymase_grad__ = GradSpec(fn, argnums, has_aux, optimize_before_ad, options, False)
     return wrapper
 
 

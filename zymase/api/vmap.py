@@ -42,13 +42,25 @@ def vmap(fn, in_axes=0, out_axes=0, **options):
         batched = zymase.vmap(predict, in_axes=(None, 0))
         y = batched(w, xs)                     # y[b] == predict(w, xs[b]), computed in parallel
 
-    ``fn`` must be a plain Python function (or a ``jit`` one); a derivative transform cannot be
-    batched yet (write the per-example derivative into the function, or loop in Python).
+    ``fn`` is a plain Python function (or a ``jit`` one), or ``zymase.grad(f, argnums)`` /
+    ``zymase.value_and_grad(f, argnums)``: per-example gradients, each example's gradient
+    with respect to the shared arguments too (the gradient of ``sum_b f(example b)``, with
+    every shared argument that is differentiated given a copy per example, computed by one
+    reverse pass whose loop over the examples runs in parallel)::
+
+        per_example = zymase.vmap(zymase.grad(loss), in_axes=(None, 0, 0))
+        g = per_example(w, xs, ys)             # g[b] == zymase.grad(loss)(w, xs[b], ys[b])
+
+    Other transforms (``jacrev``, ``hessian``, ...) cannot be batched yet.
     """
+    spec = getattr(fn, "__zymase_grad__", None)
+    if spec is not None:
+        return _vmap_grad(fn, spec, in_axes, out_axes, options)
     transform = getattr(fn, "__zymase_transform__", None)
     if transform is not None:
         raise ZymaseTypeError(f"zymase.vmap of `{transform}` is not supported yet: vmap takes "
-                              "a plain Python function")
+                              "a plain Python function, `zymase.grad` or "
+                              "`zymase.value_and_grad`")
     if not callable(fn):
         raise ZymaseTypeError(f"zymase.vmap takes a function, not {fn!r}")
     py = getattr(fn, "__zymase_fn__", fn)
@@ -155,3 +167,73 @@ def _move(out: str, part, out_axes) -> str:
     perm = list(range(1, ndim))
     perm.insert(k, 0)
     return f"{out}.transpose({', '.join(map(str, perm))})"
+
+
+def _vmap_grad(fn, spec, in_axes, out_axes, options):
+    """``vmap(grad(f))``: the gradient of ``sum_b f(example b)`` with respect to the batched
+    arguments, each differentiated shared argument first copied once per example."""
+    if spec.has_aux:
+        raise ZymaseTypeError("zymase.vmap of a gradient with has_aux=True is not supported yet")
+    nums = (spec.argnums,) if isinstance(spec.argnums, int) else tuple(spec.argnums)
+    py = getattr(spec.fn, "__zymase_fn__", spec.fn)
+    opts = {**spec.options, **options}
+    compiled: dict = {}
+
+    def batched(*args):
+        axes = _axes(in_axes, args)
+        n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+        ks = tuple(k % len(args) for k in nums)
+        new = list(args)
+        for k, (a, ax) in enumerate(zip(args, axes)):
+            if ax is not None:
+                new[k] = np.moveaxis(a, ax, 0)
+            elif k in ks:  # a copy per example: each gets its own gradient
+                a = np.asarray(a)
+                new[k] = np.ascontiguousarray(np.broadcast_to(a, (n,) + a.shape))
+        batch = tuple(ax is not None or k in ks for k, ax in enumerate(axes))
+        key = (batch, ks)
+        g = compiled.get(key)
+        if g is None:
+            summed = _write_sum(py, len(args), batch)
+            from .grad import grad  # (grad's module imports none of this one)
+            g = compiled[key] = grad(summed, argnums=ks, optimize_before_ad=spec.optimize_before_ad,
+                                     **opts)
+        values = np.empty(n)
+        grads = g(*new, values)
+        grads = tuple(_move_result(x, out_axes) for x in grads)
+        out = grads[0] if isinstance(spec.argnums, int) else grads
+        return (_move_result(values, out_axes), out) if spec.with_value else out
+
+    batched.__name__ = f"vmap({getattr(fn, '__name__', 'f')})"
+    batched.__wrapped__ = fn
+    batched.__zymase_transform__ = "zymase.vmap"
+    return batched
+
+
+def _write_sum(py, nargs: int, batch):
+    """``summed(a..., values)``: ``sum_b f(example b)``, each value stored in ``values``."""
+    params = [f"a{k}" for k in range(nargs)]
+    lead = batch.index(True)
+    items = [f"{p}[b]" if bt else p for p, bt in zip(params, batch)]
+    text = (f"def summed({', '.join(params)}, values):\n"
+            "    s = 0.0\n"
+            f"    for b in prange(a{lead}.shape[0]):\n"
+            f"        v = _f({', '.join(items)})\n"
+            "        values[b] = v\n"
+            "        s += v\n"
+            "    return s\n")
+    name = f"<zymase.vmap-{next(_COUNTER)}>"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    namespace = {"_f": py, "prange": prange}
+    exec(compile(text, name, "exec"), namespace)
+    return namespace["summed"]
+
+
+def _move_result(x, out_axes):
+    if out_axes == 0 or not isinstance(x, np.ndarray):
+        return x
+    if isinstance(out_axes, bool) or not isinstance(out_axes, int) or \
+            not -x.ndim <= out_axes < x.ndim:
+        raise ZymaseValueError(f"vmap: out_axes={out_axes!r} is not an axis of a result with "
+                               f"{x.ndim} dimensions")
+    return np.moveaxis(x, 0, out_axes)

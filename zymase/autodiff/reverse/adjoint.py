@@ -250,7 +250,7 @@ def _for(rt, op) -> None:
     n_s = 1 + len(act_c) + len(free)
     tapes = parallel.IterationTapes(rt, op, blk) if par else None
     if par:
-        par.before(rt)
+        par.before(rt, trip)
     scope = rt.enter(body, blk, free, blk.args[1 + len(act_c):n_s])
     if par:
         tapes.enter(scope)

@@ -4,9 +4,10 @@ primal gives an ``scf.parallel`` adjoint loop whose iterations need no order bet
 ``plan(rt, loop)`` says whether a loop can be (else it is reversed serially, as ``scf.for``):
 its carried values must be reductions whose adjoint every iteration gets whole (sums, and values
 passed through; a product, ``max`` or a private value's adjoint depends on the other
-iterations), and its body must not call functions or multiply matrices with active operands
-(their adjoints write whole shadows).  Under forward mode over the result, a memory limit or
-``disable={"parallel_adjoint"}`` every loop is reversed serially.
+iterations), and its body must not call functions, nor multiply matrices with active operands
+that are not the iteration's own (their adjoints add whole products into the shadows).  Under
+forward mode over the result, a memory limit or ``disable={"parallel_adjoint"}`` every loop is
+reversed serially.
 
 Inside the adjoint loop:
 
@@ -16,14 +17,16 @@ Inside the adjoint loop:
   shared between threads, and the forward loop stays parallel too (``IterationTapes``);
 * **shadow updates**: the adjoint of a load adds into the shadow element.  When every access
   of the buffer in the loop indexes it by the loop variable in one position (``x[i]``,
-  ``x[i, j]``), or the buffer is made in the body, that element belongs to the iteration and
-  the update is plain; a buffer with per-thread accumulators (next) is updated plainly there;
-  otherwise (``u[i - 1]``, ``w[idx[i]]``) it is an ``array.atomic_add`` (under
-  ``deterministic=True`` the backend then runs the loop serially);
-* **per-thread accumulators** (``spread_roots``): a buffer every iteration reads at the same
-  addresses (a parameter vector, ``pos[j]`` in a pairwise loop) gets one zeroed copy of its
-  shadow per thread; the adjoint adds into the running thread's copy plainly, and the copies are
-  added into the shadow once after the loop, in thread order;
+  ``x[i, j]``, ``x[i]`` as a view), or the buffer is made in the body, that element belongs to
+  the iteration and the update is plain;
+* **per-thread accumulators** (``spread_roots``): a buffer the loop only reads, at addresses
+  several iterations share (``w[j]``, ``pos[j]`` in a pairwise loop, ``u[i - 1, j]`` in a
+  stencil, ``cams[idx[i]]``), gets one zeroed copy of its shadow per thread (fewer threads when
+  the copies would cost more than the loop); the adjoint adds into the running thread's copy
+  plainly, and the copies are added into the shadow after the loop, in thread order
+  (``deterministic=True`` fixes the blocks, so the sums do not depend on the threads);
+* **atomic adds** for the rest (an element the loop also writes): ``array.atomic_add``
+  (under ``deterministic=True`` the backend then runs the loop serially);
 * reductions of the adjoints of outer scalars (a parameter used by every iteration) are carried
   sums, which the backend accumulates per thread and combines once.
 """
@@ -34,15 +37,16 @@ from ...ir.builder import Builder
 from ...ir.core import READS, VIEW, WRITES, Block, Op, Value
 from ...ir.ops import (
     AddF,
+    AddI,
     Alloc,
     AtomicAdd,
     Call,
     Dim,
     FloorDivI,
-    For,
     Index,
     Load,
     Matmul,
+    MulI,
     Parallel,
     Relayout,
     Store,
@@ -82,13 +86,19 @@ class Par:
         view of the running thread's)?"""
         return bool(roots) and roots <= set(self.acc)
 
-    def before(self, rt) -> None:
-        """Before the adjoint loop: zeroed accumulators, one per thread, for each spread
-        buffer."""
+    def before(self, rt, trips: Value) -> None:
+        """Before the adjoint loop (of ``trips`` iterations): zeroed accumulators, one per
+        thread, for each spread buffer."""
         if not self.spread:
             return
         b = rt.b
-        self.count = b.create(ThreadCount, [], [I64]).result
+        elements = b.i64(0)
+        for r in self.spread:
+            size = b.i64(2 if r.type.dtype.is_complex else 1)
+            for d in dims(b, rt.shadow(r)):
+                size = b.op(MulI, size, d)
+            elements = b.op(AddI, elements, size)
+        self.count = b.create(ThreadCount, [elements, trips], [I64]).result
         for r in self.spread:
             sh = rt.shadow(r)
             t = ArrayType(sh.type.dtype, sh.type.ndim + 1, "C")
@@ -140,23 +150,24 @@ def plan(rt, loop: Op) -> Par | None:
             return None
         if is_float(c) and rt.act.active(c) and r.kind not in ("add", "same"):
             return None
-    for op in loop.walk():
-        if isinstance(op, Call) or isinstance(op, Matmul) and \
-                any(rt.act.active(v) for v in op.operands):
-            return None
     owned = owned_roots(rt.act.roots, loop)
+    for op in loop.walk():
+        if isinstance(op, Call):
+            return None
+        if isinstance(op, Matmul) and not all(rt.act.roots.get(v, set()) <= owned
+                                              for v in op.operands if rt.act.active(v)):
+            return None  # (its adjoint adds whole products into the operands' shadows)
     return Par(loop, owned, spread_roots(rt, loop, owned))
 
 
 def spread_roots(rt, loop: Op, owned: set) -> list:
-    """Buffers defined outside the loop, only read in it (directly or through views), and at
-    least once at an address that does not depend on the iteration (``w[j]`` in an inner
-    loop, ``params[c]``): every iteration adds into the same shadow elements, so each thread
-    gets accumulators of its own (atomic adds would contend on every update).  A buffer read
-    only at addresses that depend on the iteration (``u[i - 1]``, ``w[idx[i]]``) takes atomic
-    adds instead: each element is updated by few iterations."""
-    dep = _Dependence(loop)
-    fixed: set = set()
+    """Buffers defined outside the loop that it only reads (directly or through views), at
+    addresses several iterations share (``w[j]``, ``params[c]``, ``pos[j]``, ``u[i - 1, j]``,
+    ``cams[idx[i]]``): each thread gets accumulators of its own for their shadows (atomic adds
+    would contend, or at best cost a locked instruction per update).  ``scf.thread_count``
+    gives fewer threads (down to one: a serial loop with plain updates) when the accumulators
+    would cost more than the loop (a gather from a large buffer in a short loop)."""
+    reads: set = set()
     excluded: set = set()
     for op in loop.walk():
         if op is loop or op.has_trait(VIEW) or isinstance(op, Dim):
@@ -168,72 +179,54 @@ def spread_roots(rt, loop: Op, owned: set) -> list:
             rs = rt.act.roots.get(op.operands[0], set())
             if len(rs) != 1:
                 excluded |= rs
-            elif not dep(op.operands[0]) and not any(dep(x) for x in op.operands[1:]):
-                fixed |= rs
-    return [r for r in fixed if r not in excluded and r not in owned and r.block is rt.func.body
-            and not _made_inside(loop, r) and rt.act.active(r)]
-
-
-class _Dependence:
-    """Does a value depend on the loop's iteration (conservatively)?"""
-
-    def __init__(self, loop: Op):
-        self.loop, self.memo = loop, {loop.regions[0].block.args[0]: True}
-
-    def __call__(self, v: Value) -> bool:
-        if v in self.memo:
-            return self.memo[v]
-        owner = v.op if v.op is not None else v.block.parent_op
-        if owner is None or not self.loop.is_ancestor_of(owner) or owner is self.loop:
-            r = owner is self.loop
-        elif v.op is None:  # a block argument inside: an inner loop's counter follows its bounds
-            r = not (isinstance(owner, For) and v.index == 0 and
-                     not any(self(x) for x in owner.operands[:3]))
-        else:
-            self.memo[v] = True  # (cycles: conservative)
-            r = any(self(x) for x in v.op.operands)
-        self.memo[v] = r
-        return r
+            reads |= rs
+    return [r for r in reads if r not in excluded and r not in owned and r.block is rt.func.body
+            and rt.act.active(r)]
 
 
 def owned_roots(roots: dict, loop: Op) -> set:
     """The buffers whose every element the loop touches belongs to one iteration: made in the
     body, or always indexed by the loop variable in the same position (directly, or through
-    a view fixing that dimension: ``x[i]`` of a matrix)."""
+    a view fixing that dimension: ``x[i]`` of a matrix, also as an operand of a product)."""
     i = loop.regions[0].block.args[0]
     where: dict = {}  # root -> positions indexed by i in every access so far
-    shared: set = set()
+
+    def seen(rs, at):
+        for r in rs:
+            where[r] = where[r] & at if r in where else at
+
     for op in loop.walk():
         if op is loop:
             continue
         spec = _ACCESS.get(type(op))
-        if spec is None:
-            if op.has_trait(READS) or op.has_trait(WRITES) or isinstance(op, Call):
-                for v in op.operands:
-                    if isinstance(v.type, ArrayType):
-                        shared |= roots.get(v, set())
-            continue
-        a = op.operands[spec[0]]
-        rs = roots.get(a, set())
-        if rs == {a}:
-            at = {k for k, x in enumerate(op.operands[spec[1]:]) if _is(x, i)}
-        else:  # through views: the one made from the buffer itself fixes dimension k at i
-            at = set()  # (`x[i]`, `x[i, :]`; views of it stay inside that row)
-            v = a
-            while v.op is not None and v.op.has_trait(VIEW) and rs != {v.op.operands[0]}:
-                v = v.op.operands[0]
-            if isinstance(v.op, Subview) and rs == {v.op.operands[0]}:
-                keep = v.op.attrs["keep"]
-                at = {k for k, x in enumerate(v.op.parts()[0]) if not keep[k] and _is(x, i)}
-        for r in rs:
-            where[r] = where[r] & at if r in where else at
-    out = set()
-    for r, at in where.items():
-        if _made_inside(loop, r) or (at and r not in shared):
-            out.add(r)
+        if spec is not None:
+            a = op.operands[spec[0]]
+            rs = roots.get(a, set())
+            if rs == {a}:
+                seen(rs, {k for k, x in enumerate(op.operands[spec[1]:]) if _is(x, i)})
+            else:
+                seen(rs, _fixed_dims(a, rs, i))
+        elif op.has_trait(READS) or op.has_trait(WRITES) or isinstance(op, Call):
+            for v in op.operands:
+                if isinstance(v.type, ArrayType):
+                    rs = roots.get(v, set())
+                    seen(rs, set() if isinstance(op, Call) else _fixed_dims(v, rs, i))
+    out = {r for r, at in where.items() if at or _made_inside(loop, r)}
     for rs in roots.values():
         out |= {r for r in rs if _made_inside(loop, r)}
     return out
+
+
+def _fixed_dims(a: Value, rs: set, i: Value) -> set:
+    """The dimensions of ``a``'s buffer that the view ``a`` fixes at ``i`` (the view made from
+    the buffer itself decides: views of that view stay inside it)."""
+    v = a
+    while v.op is not None and v.op.has_trait(VIEW) and rs != {v.op.operands[0]}:
+        v = v.op.operands[0]
+    if isinstance(v.op, Subview) and rs == {v.op.operands[0]}:
+        keep = v.op.attrs["keep"]
+        return {k for k, x in enumerate(v.op.parts()[0]) if not keep[k] and _is(x, i)}
+    return set()
 
 
 def _is(x: Value, i: Value) -> bool:

@@ -21,7 +21,16 @@ operations but on the iteration's own tape: ``tape.at``, reverse mode's parallel
 from __future__ import annotations
 
 from ...ir.core import Op, Value
-from ...ir.ops import AtomicAdd, Constant, Return, TapeAt, ThreadCount, ThreadSlot
+from ...ir.ops import (
+    AtomicAdd,
+    Constant,
+    Return,
+    TapeAt,
+    TapeMark,
+    TapeRead,
+    ThreadCount,
+    ThreadSlot,
+)
 from ...ir.ops import tape as tape_ops
 from ...ir.parallel import identity, reductions
 from ...ir.types import ArrayType
@@ -29,8 +38,10 @@ from .table import emitter
 from .types import SCALAR, literal, ltype
 
 MAX_THREADS = 64  # cpu/threads.py: the pool's limit
+ACCUMULATE_FREE = 1 << 18  # per-thread accumulator numbers always worth having (2 MiB)
 # what a thread cannot do on its own: the tape is one stack per call
 _SERIAL = (Return, *(getattr(tape_ops, name) for name in tape_ops.__all__))
+_READ_TAPE = (TapeRead, TapeMark)  # (read the tape without changing it)
 
 
 def emit_parallel(fe, op: Op) -> list[str]:
@@ -86,13 +97,21 @@ def emit_parallel(fe, op: Op) -> list[str]:
 
 @emitter(ThreadCount)
 def _thread_count(fe, op):
-    """The most partial results a parallel loop run next makes: the pool's threads, or the
-    fixed blocks of ``deterministic``."""
+    """The most partial results the parallel loop run next makes (``scf.thread_count
+    %elements, %trips``: each thread's accumulators hold ``elements`` numbers): the pool's
+    threads, fewer when zeroing and adding up the accumulators would cost more than about 16
+    updates per iteration (a gather from a large buffer in a short loop: one thread, plain
+    updates); with ``deterministic``, the 64 fixed blocks."""
     fe.mod.declare("declare i64 @zy.pool.threads()")
     if fe.mod.deterministic:
         return [str(MAX_THREADS)]
-    return [fe.assign(f"call i64 @llvm.smax.i64(i64 {fe.assign('call i64 @zy.pool.threads()')}, "
-                      "i64 1)")]
+    elements, trips = (fe.val(v) for v in op.operands)
+    budget = fe.assign(f"add i64 {fe.assign(f'mul i64 {trips}, 16')}, {ACCUMULATE_FREE}")
+    cost = fe.assign(f"call i64 @llvm.smax.i64(i64 {fe.assign(f'mul i64 {elements}, 2')}, i64 1)")
+    cap = fe.assign(f"sdiv i64 {budget}, {cost}")
+    threads = fe.assign("call i64 @zy.pool.threads()")
+    some = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {cap})")
+    return [fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")]
 
 
 @emitter(ThreadSlot)
@@ -102,14 +121,19 @@ def _thread_slot(fe, op):
 
 
 def _threadable(op: Op, deterministic: bool) -> bool:
-    """No tape operations but on an iteration's own tape (``tape.at`` in the body); with
-    ``deterministic``, no float atomics (their order shows)."""
+    """No tape operations but on an iteration's own tape (``tape.at`` in the body) and reads
+    of a tape nothing in the loop changes (a snapshot's elements); with ``deterministic``, no
+    float atomics (their order shows)."""
     own = {inner.result for inner in op.walk() if isinstance(inner, TapeAt)}
+    changed = {inner.operands[0] for inner in op.walk()
+               if isinstance(inner, _SERIAL) and not isinstance(inner, _READ_TAPE + (Return,))}
     for inner in op.walk():
         if inner is op or isinstance(inner, TapeAt):
             continue
-        if isinstance(inner, _SERIAL) and not (inner.operands and inner.operands[0] in own):
-            return False
+        if isinstance(inner, _SERIAL):
+            t = inner.operands[0] if inner.operands and not isinstance(inner, Return) else None
+            if t is None or t not in own and (not isinstance(inner, _READ_TAPE) or t in changed):
+                return False
         if deterministic and isinstance(inner, AtomicAdd) and inner.operands[0].type.is_inexact:
             return False
     return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from ...ir.types import ArrayType, ScalarType, Type
+from ...ir.types import TAPE, ArrayType, ScalarType, Type
 
 SCALAR = {"f64": "double", "f32": "float", "i64": "i64", "i32": "i32", "i1": "i1",
           "c128": "{double, double}", "c64": "{float, float}"}
@@ -28,6 +28,8 @@ def ltype(t: Type) -> str:
         return SCALAR[str(t)]
     if isinstance(t, ArrayType):
         return array_struct(t.ndim)
+    if t == TAPE:  # the address of its {buf, pos, cap} (tape.py)
+        return "ptr"
     raise TypeError(f"no LLVM type for {t}")
 
 
