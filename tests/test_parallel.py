@@ -321,3 +321,37 @@ def calls_decorated(x):
 
 def test_a_functools_wraps_decorator_runs_the_wrapper():
     assert zymase.jit(calls_decorated)(3.0) == 18.0 == calls_decorated(3.0)
+
+
+BIG = RNG.random((300, 120))  # (36,000 elements: over the grain)
+NUMPY_CASES = {"array_expressions": (BIG, BIG[::-1].copy()), "normalize_rows": (BIG,),
+               "softmax_loss": (BIG, BIG[0].copy())}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_jit_parallel_runs_numpy_code_on_the_pool(name, n, threads):
+    threads(n)
+    f, args = getattr(P, name), NUMPY_CASES[name]
+    want = f(*fresh(args))
+    got = zymase.jit(f, parallel=True)(*fresh(args))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    small = tuple(a[:3] if a.ndim == 2 else a for a in args)  # under the grain: one thread
+    np.testing.assert_allclose(zymase.jit(f, parallel=True)(*small), f(*small), rtol=1e-12)
+    assert "call void @zy.parallel_for" in _llvm(zymase.jit(f, parallel=True), *fresh(args))
+    assert "call void @zy.parallel_for" not in _llvm(f, *fresh(args))
+
+
+def test_jit_parallel_derivatives_and_shuffled_order(threads):
+    threads(2)
+    x, w = RNG.random((40, 500)), RNG.random(500)
+    g = zymase.grad(P.softmax_loss, argnums=(0, 1), parallel=True)(x, w)
+    want = zymase.grad(P.softmax_loss, argnums=(0, 1))(x, w)
+    for a, b in zip(g, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+    interp.SHUFFLE = random.Random(5)
+    try:
+        got = zymase.jit(P.array_expressions, parallel=True, backend="interp")(BIG, BIG.T.copy().T)
+    finally:
+        interp.SHUFFLE = None
+    np.testing.assert_allclose(got, P.array_expressions(BIG, BIG.copy()), rtol=1e-12)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend", "cache",
-                     "deterministic")
+                     "deterministic", "parallel")
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,9 @@ class Options:
     ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``).
     ``deterministic``: parallel loops give bit-identical results for any number of threads
     (reductions combine fixed blocks of iterations in order; a loop that would need float atomic
-    adds runs serially)."""
+    adds runs serially).  ``parallel``: NumPy array expressions, ufuncs and reductions over
+    large arrays run on every core too (their outer loops become parallel loops, run on one
+    thread below about 16,000 elements); ``prange`` loops run in parallel either way."""
 
     fastmath: bool = False
     boundscheck: bool = True
@@ -32,6 +34,7 @@ class Options:
     memory_limit: int | None = None
     backend: str = field(default_factory=lambda: default_backend())
     deterministic: bool = False
+    parallel: bool = False
 
 
 def default_backend() -> str:
@@ -54,7 +57,8 @@ def transform_options(**kw) -> Options:
                    cache=bool(kw.get("cache", False)), disable=frozenset(kw.get("disable", ())),
                    memory_limit=None if limit is None else int(limit),
                    backend=backend_name(kw.get("backend")),
-                   deterministic=bool(kw.get("deterministic", False)))
+                   deterministic=bool(kw.get("deterministic", False)),
+                   parallel=bool(kw.get("parallel", False)))
 
 
 def backend_name(backend) -> str:

@@ -186,7 +186,7 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,
-        disable=(), backend=None, deterministic: bool = False):
+        disable=(), backend=None, deterministic: bool = False, parallel: bool = False):
     """Compile ``fn`` to native code, one specialization per argument-type signature.
 
     Use bare (``@zymase.jit``) or with options (``@zymase.jit(fastmath=True)``).  See
@@ -197,7 +197,7 @@ def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: boo
         register_backend(backend)
     options = Options(fastmath=fastmath, boundscheck=boundscheck, cache=cache,
                       disable=frozenset(disable), backend=backend_name(backend),
-                      deterministic=bool(deterministic))
+                      deterministic=bool(deterministic), parallel=bool(parallel))
     get_backend(options.backend)  # an unknown name fails here, not at the first call
     if fn is None:
         return lambda f: JitFunction(f, options)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..lang import prange
+from .grad import grad
 from .jit import jit
 
 _COUNTER = itertools.count()
@@ -195,7 +196,6 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
         g = compiled.get(key)
         if g is None:
             summed = _write_sum(py, len(args), batch)
-            from .grad import grad  # (grad's module imports none of this one)
             g = compiled[key] = grad(summed, argnums=ks, optimize_before_ad=spec.optimize_before_ad,
                                      **opts)
         values = np.empty(n)

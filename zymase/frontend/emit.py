@@ -21,23 +21,28 @@ from ..ir.ops import (
     MulF,
     MulI,
     OrI,
+    Parallel,
     Store,
     SubF,
     SubI,
     XorI,
 )
+from ..ir.parallel import reductions
 from ..ir.types import I64, ArrayType, ScalarType
 from .typing import Array, Scalar
 
 # ---------------------------------------------------------------------- loop nests and buffers
 
 
-def nest(lw, dims, body, carried=()):
+def nest(lw, dims, body, carried=(), parallel: bool = False):
     """Emit nested ``scf.for`` over ``dims``; ``body(idx, acc) -> new acc`` (lists of Values).
-    Returns the final carried values."""
+    Returns the final carried values.  ``parallel``: the iterations of the outer loop are
+    independent and ``acc`` holds reductions (an elementwise result, a sum): under
+    ``jit(parallel=True)`` it is an ``scf.parallel`` (``parallel_loop``)."""
     b = lw.b
     if not dims:
         return list(body([], list(carried)) or [])
+    parallel = parallel and lw.options.parallel
 
     def level(k, acc):
         blk = Block([I64, *[v.type for v in acc]])
@@ -52,10 +57,36 @@ def nest(lw, dims, body, carried=()):
             b.yield_(*out)
         op = b.create(For, [b.i64(0), dims[k], b.i64(1), *acc], [v.type for v in acc],
                       regions=[Region([blk])])
+        if parallel and k == 0:
+            op = parallel_loop(b, op)
         return list(op.results)
 
     idx_stack: list = []
     return level(0, list(carried))
+
+
+GRAIN = 1 << 14  # elements below which a NumPy loop of jit(parallel=True) runs on one thread
+
+
+def parallel_loop(b, op):
+    """``scf.for`` ``op`` rebuilt as an ``scf.parallel`` marked with a grain (the backend runs
+    it on one thread when it covers fewer elements), unless a carried value is not a
+    reduction."""
+    loop = b.create(Parallel, list(op.operands), [r.type for r in op.results],
+                    {"grain": GRAIN}, regions=[])
+    for r in op.regions:
+        loop.add_region(r)
+    op.regions = []
+    if loop.results and reductions(loop) is None:
+        op.regions, loop.regions = loop.regions, []
+        for r in op.regions:
+            r.parent = op
+        loop.erase()
+        return op
+    for old, new in zip(op.results, loop.results):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return loop
 
 
 def alloc(lw, dtype: ScalarType, dims, init="none") -> Array:

@@ -20,10 +20,11 @@ operations but on the iteration's own tape: ``tape.at``, reverse mode's parallel
 
 from __future__ import annotations
 
-from ...ir.core import Op, Value
+from ...ir.core import LOOP, Op, Value
 from ...ir.ops import (
     AtomicAdd,
     Constant,
+    For,
     Return,
     TapeAt,
     TapeMark,
@@ -75,6 +76,9 @@ def emit_parallel(fe, op: Op) -> list[str]:
         threads = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {fe.val(slot)})")
     some = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {blocks})")
     t = fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")
+    if op.attrs.get("grain"):  # a NumPy loop (jit(parallel=True)): small ones on one thread
+        small = fe.assign(f"icmp slt i64 {_work(fe, op, n)}, {int(op.attrs['grain'])}")
+        t = fe.assign(f"select i1 {small}, i64 1, i64 {t}")
     parts = blocks if me.deterministic else t  # how many partial results
     env = fe.fresh("env")
     fe.entry_allocas.append(f"  {env} = alloca {env_t}, align 16")
@@ -118,6 +122,25 @@ def _thread_count(fe, op):
 def _thread_slot(fe, op):
     """The chunk's partial-result number (a loop run serially is one chunk: 0)."""
     return ["%tid" if fe.in_chunk else "0"]
+
+
+def _work(fe, op: Op, n: str) -> str:
+    """Iterations of ``op`` times those of the loops nested in it, one inside the other with
+    bounds known before it (an array expression's loop nest): its elements."""
+    work, body = n, op.body
+    while True:
+        inner = [o for o in body.ops if o.has_trait(LOOP)]
+        if len(inner) != 1 or not isinstance(inner[0], For) or \
+                any(_inside(op, v) for v in inner[0].operands[:3]):
+            return work
+        trips = _trip_count(fe, *(fe.val(v) for v in inner[0].operands[:3]))
+        work = fe.assign(f"mul i64 {work}, {trips}")
+        body = inner[0].body
+
+
+def _inside(op: Op, v: Value) -> bool:
+    owner = v.op if v.op is not None else v.block.parent_op
+    return owner is not None and op.is_ancestor_of(owner)
 
 
 def _threadable(op: Op, deterministic: bool) -> bool:

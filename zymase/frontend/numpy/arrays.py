@@ -100,7 +100,7 @@ def map_elements(lw, operands, fn, dtype, node, out: Array | None = None) -> Arr
         r = fn(*vals)
         store(lw, lw.b.cast(r.value, out.type.dtype), out, idx)
 
-    nest(lw, dims, body)
+    nest(lw, dims, body, parallel=True)
     return out
 
 

@@ -70,7 +70,7 @@ def _make(lw, dims, dt, fill, value):
     if fill == "empty":
         return out
     v = Scalar(lw.b.const(1, dt), False) if fill == "ones" else value
-    nest(lw, dims, lambda idx, acc: store(lw, lw.b.cast(v.value, dt), out, idx))
+    nest(lw, dims, lambda idx, acc: store(lw, lw.b.cast(v.value, dt), out, idx), parallel=True)
     return out
 
 

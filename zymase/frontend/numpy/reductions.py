@@ -28,7 +28,7 @@ from ...ir.ops import (
     Select,
 )
 from ...ir.types import C64, C128, F32, F64, I1, I64, ArrayType
-from ..emit import alloc, load, nest, store
+from ..emit import alloc, load, nest, parallel_loop, store
 from ..typing import Array, ListVal, Scalar
 from .arrays import as_operand, list_to_array
 from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
@@ -75,7 +75,7 @@ def reduce_array(lw, kind, a: Array, axis, node):
         r = _reduce(lw, kind, a, [dims[axis]], full, [dims[axis]])
         store(lw, r, out, oidx)
 
-    nest(lw, out_dims, body)
+    nest(lw, out_dims, body, parallel=True)
     return out
 
 
@@ -98,7 +98,7 @@ def _reduce(lw, kind, a, loop_dims, to_index, all_dims):
                 x = b.cast(load(lw, a, to_index(idx)), at)
                 return [_combine(lw, kind, acc[0], x)]
 
-            total = nest(lw, loop_dims, body, [init])[0]
+            total = nest(lw, loop_dims, body, [init], parallel=True)[0]
         if kind != "mean":
             return b.cast(total, rt)
         count = b.i64(1)
@@ -161,7 +161,7 @@ def _lane_sum(lw, a, loop_dims, to_index, init):
             return [b.op(AddF, p, read(oidx + [b.op(AddI, j, b.i64(k))]))
                     for k, p in enumerate(parts)]
 
-        parts = _stepped(lw, m, lanes, block, [init] * LANES)
+        parts = _stepped(lw, m, lanes, block, [init] * LANES, parallel=not outer)
         while len(parts) > 1:
             parts = [b.op(AddF, parts[k], parts[k + 1]) for k in range(0, len(parts), 2)]
 
@@ -171,12 +171,14 @@ def _lane_sum(lw, a, loop_dims, to_index, init):
         tail = _from(lw, m, n, rest, parts)
         return [b.op(AddF, acc[0], tail[0])]
 
-    return nest(lw, outer, row, [init])[0]
+    return nest(lw, outer, row, [init], parallel=True)[0]
 
 
-def _stepped(lw, hi, step, body, carried):
-    """``for j in range(0, hi, step)`` carrying ``carried``; ``body(j, acc) -> new acc``."""
-    return _loop(lw, lw.b.i64(0), hi, step, lambda iv, acc: body(iv, acc), carried)
+def _stepped(lw, hi, step, body, carried, parallel: bool = False):
+    """``for j in range(0, hi, step)`` carrying ``carried``; ``body(j, acc) -> new acc``
+    (``parallel``: ``acc`` holds sums, as ``emit.nest``'s)."""
+    return _loop(lw, lw.b.i64(0), hi, step, lambda iv, acc: body(iv, acc), carried,
+                 parallel and lw.options.parallel)
 
 
 def _from(lw, lo, hi, body, carried):
@@ -184,13 +186,15 @@ def _from(lw, lo, hi, body, carried):
     return _loop(lw, lo, hi, lw.b.i64(1), lambda iv, acc: body([iv], acc), carried)
 
 
-def _loop(lw, lo, hi, step, body, carried):
+def _loop(lw, lo, hi, step, body, carried, parallel: bool = False):
     b = lw.b
     blk = Block([I64, *[v.type for v in carried]])
     with b.at(blk):
         b.yield_(*body(blk.args[0], list(blk.args[1:])))
     op = b.create(For, [lo, hi, step, *carried], [v.type for v in carried],
                   regions=[Region([blk])])
+    if parallel:
+        op = parallel_loop(b, op)
     return list(op.results)
 
 
