@@ -79,6 +79,18 @@ def tapes_a_loop(a):  # its gradient allocates only the tape (N values)
     return s
 
 
+def tapes_a_prange(a):  # its gradient keeps a tape per iteration of the parallel loop
+    s = 0.0
+    for i in zymase.prange(a.shape[0]):
+        t = a[i]
+        for _ in range(3):
+            t = math.sin(t * a[i]) + t
+        s += t
+    if s > 0.0:
+        raise ValueError("after the parallel loop")
+    return s
+
+
 def returns_arrays(a):
     b = a * 2.0
     c = a + 1.0
@@ -100,6 +112,7 @@ CASES = {  # name: (what is called, how, the exception it raises)
     "grad helper": (zymase.grad(calls_helper), CALL, ValueError),
     "grad loop": (zymase.grad(allocates_per_iteration), CALL, AssertionError),
     "grad tape": (zymase.grad(tapes_a_loop), CALL, ValueError),
+    "grad prange tapes": (zymase.grad(tapes_a_prange), CALL, ValueError),
     "vjp": (raises_when_positive, lambda f, a: zymase.vjp(f, a), ValueError),
     "vjp tape": (tapes_a_loop, lambda f, a: zymase.vjp(f, a), ValueError),
     "jvp": (raises_when_positive, lambda f, a: zymase.jvp(f, (a,), (a,)), ValueError),

@@ -178,6 +178,11 @@ def shared_slice(x, out):
         out[:] += x[i]
 
 
+def reads_scattered(idx, w, h):
+    for i in zymase.prange(idx.shape[0]):
+        h[idx[i]] += w[i] * h[idx[i] % 3]
+
+
 @pytest.mark.parametrize("fn, args, words, line", [
     (carried, (X,), "`s` carries a value from one iteration", "s = s * 0.5 + x[i]"),
     (shifted, (X, np.zeros(37)), "reads `out[i - 1]`, which another iteration writes",
@@ -187,6 +192,8 @@ def shared_slice(x, out):
     (shared_multiply, (IDX[:37], X), "can only be updated with `+=` or `-=`",
      "h[idx[i]] *= x[i]"),
     (shared_slice, (X, np.zeros(3)), "would race between iterations", "out[:] += x[i]"),
+    (reads_scattered, (IDX, W, np.zeros(6)), "reads `h[idx[i] % 3]` while its iterations update",
+     "h[idx[i]] += w[i] * h[idx[i] % 3]"),
 ])
 def test_refusals(fn, args, words, line):
     with pytest.raises(UnsupportedError) as e:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..autodiff.forward import jvp_function
-from ..autodiff.reverse import grad_function
+from ..autodiff.reverse import PARALLEL_ADJOINT, grad_function
 from ..autodiff.split import split_function
 from ..backends.base import Artifact, Backend
 from ..errors import UnsupportedError
@@ -170,8 +170,9 @@ def reverse(c: Compilation) -> None:
     how = {"disable": opts.disable, "memory_limit": opts.memory_limit, "lower": lower_library}
     if req.mode == "fwd-rev":
         how.update(disable=opts.disable | {"snapshot"}, split_calls=False)
-    elif req.mode == "rev-split":
-        how.update(memory_limit=None)
+    elif req.mode == "rev-split":  # (a pullback may never run: nothing may depend on it to
+        # free the tapes of parallel loops' iterations)
+        how.update(memory_limit=None, disable=opts.disable | {PARALLEL_ADJOINT})
     else:
         how.update(keep_primal=req.primal)
     g = grad_function(c.module, c.module[c.func], c.flat_active, list(req.results), **how)

@@ -31,14 +31,15 @@ from ..plan import OPTIMIZATIONS, Here, Plan, choose_stores, make_plan
 from ..split import split_function
 from .adjoint import reverse_block
 from .checkpoint import checkpoint_loops
+from .parallel import SWITCH as PARALLEL_ADJOINT
 from .state import Scope, Settings
 from .sweep import ForwardSweep
 from .tape import reserve
 from .values import Adjoint
 from .while_loops import rewrite_while_loops
 
-__all__ = ["BUILD_STAGES", "OPTIMIZATIONS", "Built", "Job", "Settings", "build", "grad_function",
-           "split_pair"]
+__all__ = ["BUILD_STAGES", "OPTIMIZATIONS", "PARALLEL_ADJOINT", "Built", "Job", "Settings", "build",
+           "grad_function", "split_pair"]
 
 
 def grad_function(module: Module, func: Func, active_args, active_results,
@@ -87,7 +88,8 @@ def split_pair(module: Module, callee: Func, acts, res, registry: dict, disable,
         return registry[key]
     tag = f"{callee.sym_name}.vjp{'_'.join(map(str, acts))}r{'_'.join(map(str, res))}"
     names = registry[key] = (f"{tag}.fwd", f"{tag}.adj")
-    settings = Settings(disable=frozenset(disable), lower=lower, name=tag)
+    # (the caller may fail between the two halves: no tapes of parallel loops' iterations)
+    settings = Settings(disable=frozenset(disable) | {PARALLEL_ADJOINT}, lower=lower, name=tag)
     job = Job(module, callee, sorted(acts), list(res), registry)
     built = build(job, make_plan(callee, acts, res, settings.disable), settings)
     n_shadows = sum(is_float_array(callee.args[i]) for i in acts)

@@ -285,6 +285,7 @@ def _for(rt, op) -> None:
         start = b.op(SubI, trip, b.i64(1))
         loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                         regions=[Region([blk])])
+        parallel.serial_forward(rt, op)
     rt.rloops[op] = loop
     res = loop.results
     rt.drop_snapshots(op)

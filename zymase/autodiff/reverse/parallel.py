@@ -43,6 +43,7 @@ from ...ir.ops import (
     Call,
     Dim,
     FloorDivI,
+    For,
     Index,
     Load,
     Matmul,
@@ -59,6 +60,7 @@ from ...ir.ops import (
     ThreadCount,
     ThreadSlot,
 )
+from ...ir.ops import tape as tape_ops
 from ...ir.parallel import reductions
 from ...ir.types import I64, TAPE, ArrayType
 from ..activity import is_float
@@ -66,6 +68,7 @@ from ..arrays import dims, nest
 from .tape import trip_count
 
 SWITCH = "parallel_adjoint"  # disable={SWITCH}: reverse every parallel loop serially
+_TAPE_OPS = tuple(getattr(tape_ops, name) for name in tape_ops.__all__)
 _ACCESS = {Load: (0, 1), Store: (1, 2), AtomicAdd: (1, 2)}  # op -> (array operand, first index)
 
 
@@ -230,7 +233,9 @@ def _fixed_dims(a: Value, rs: set, i: Value) -> set:
 
 
 def _is(x: Value, i: Value) -> bool:
-    while x.op is not None and isinstance(x.op, Index):  # (a checked or wrapped index)
+    """Is index ``x`` the loop variable (checked against the bounds, not wrapped: ``x[i]`` and
+    ``x[i - n]`` of ``prange(-n, n)`` are one element)?"""
+    while x.op is not None and isinstance(x.op, Index) and not x.op.attrs.get("wrap"):
         x = x.op.operands[0]
     return x is i
 
@@ -238,6 +243,28 @@ def _is(x: Value, i: Value) -> bool:
 def _made_inside(loop: Op, r: Value) -> bool:
     owner = r.op if r.op is not None else r.block.parent_op
     return owner is not None and owner is not loop and loop.is_ancestor_of(owner)
+
+
+def serial_forward(rt, loop: Op) -> None:
+    """A parallel loop reversed serially whose forward clone pushes on a shared tape: that
+    clone becomes an ``scf.for``, since the pops expect the pushes in order (the backend would
+    run it serially anyway; the interpreter's shuffled order must not reorder it either)."""
+    sweep = rt.sweep
+    fl = sweep.fop.get(loop)
+    if not isinstance(fl, Parallel) or not any(
+            isinstance(op, _TAPE_OPS) and op.operands and op.operands[0].op is not None and
+            not fl.is_ancestor_of(op.operands[0].op) for op in fl.walk()):
+        return
+    b = Builder.before(fl, fl.loc)
+    new = b.create(For, list(fl.operands), [r.type for r in fl.results], dict(fl.attrs))
+    for r in fl.regions:
+        new.add_region(r)
+    fl.regions = []
+    sweep.replace_results(fl, new)
+    for k, v in list(sweep.fop.items()):
+        if v is fl:
+            sweep.fop[k] = new
+    fl.erase()
 
 
 class IterationTapes:

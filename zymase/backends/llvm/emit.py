@@ -119,7 +119,7 @@ class FunctionEmitter:
         self.entry_allocas: list[str] = []
         self.unwind: list[str] = []  # the fail block's lines: free what the call still holds
         self.owned: dict[Value, str] = {}  # a buffer this function frees -> its slot
-        self.tape_sets: list[str] = []  # slots of the tape sets it made (tape.set_new)
+        self.tape_sets: str | None = None  # the slot heading its list of tape sets (tape.py)
         self.scopes = AliasScopes(mod, func)
         self.in_chunk = False  # emitting the outlined body of a parallel loop (parallel.py)
 

@@ -39,6 +39,7 @@ from .table import emitter
 from .types import SCALAR, literal, ltype
 
 MAX_THREADS = 64  # cpu/threads.py: the pool's limit
+HEAD = 4  # env fields before the partial results: context, error flag, n, blocks
 ACCUMULATE_FREE = 1 << 18  # per-thread accumulator numbers always worth having (2 MiB)
 # what a thread cannot do on its own: the tape is one stack per call
 _SERIAL = (Return, *(getattr(tape_ops, name) for name in tape_ops.__all__))
@@ -56,7 +57,7 @@ def emit_parallel(fe, op: Op) -> list[str]:
     me.declare("declare i64 @zy.pool.threads()")
     inputs = _inputs(op)
     carried = [ltype(a.type) for a in op.body.args[1:]]
-    fields = ["ptr", "i64", "i64", *(f"[{MAX_THREADS} x {t}]" for t in carried),
+    fields = ["ptr", "i64", "i64", "i64", *(f"[{MAX_THREADS} x {t}]" for t in carried),
               *(ltype(v.type) for v in inputs)]
     env_t = "{" + ", ".join(fields) + "}"
     name = me.fresh_global("zy.par")
@@ -70,10 +71,14 @@ def emit_parallel(fe, op: Op) -> list[str]:
     threads = fe.assign("call i64 @zy.pool.threads()")
     blocks = n
     if me.deterministic:
-        some = fe.assign(f"call i64 @llvm.smin.i64(i64 {n}, i64 {MAX_THREADS})")
-        blocks = fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")
+        blocks = fe.assign(f"call i64 @llvm.smin.i64(i64 {n}, i64 {MAX_THREADS})")
+    # per-thread accumulators (scf.thread_slot) exist for so many threads (blocks)
     for slot in {inner.operands[0] for inner in op.walk() if isinstance(inner, ThreadSlot)}:
+        if me.deterministic:
+            blocks = fe.assign(f"call i64 @llvm.smin.i64(i64 {blocks}, i64 {fe.val(slot)})")
         threads = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {fe.val(slot)})")
+    if me.deterministic:
+        blocks = fe.assign(f"call i64 @llvm.smax.i64(i64 {blocks}, i64 1)")
     some = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {blocks})")
     t = fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")
     if op.attrs.get("grain"):  # a NumPy loop (jit(parallel=True)): small ones on one thread
@@ -86,8 +91,9 @@ def emit_parallel(fe, op: Op) -> list[str]:
     flag = _field(fe, env_t, env, 1)
     fe.emit(f"store i64 0, ptr {flag}")
     fe.emit(f"store i64 {n}, ptr {_field(fe, env_t, env, 2)}")
+    fe.emit(f"store i64 {blocks}, ptr {_field(fe, env_t, env, 3)}")
     for k, v in enumerate(inputs):
-        slot = _field(fe, env_t, env, 3 + len(carried) + k)
+        slot = _field(fe, env_t, env, HEAD + len(carried) + k)
         fe.emit(f"store {ltype(v.type)} {fe.val(v)}, ptr {slot}")
     fe.emit(f"call void @zy.parallel_for(ptr {name}, ptr {env}, i64 {blocks}, i64 {t})")
     failed = fe.assign(f"load i64, ptr {flag}")
@@ -95,7 +101,7 @@ def emit_parallel(fe, op: Op) -> list[str]:
     cont = fe.label("pardone")
     fe.emit(f"br i1 {bad}, label %fail, label %{cont}, !prof !1")
     fe.start(cont)
-    return [_combine(fe, r, a.type, fe.val(init), _field(fe, env_t, env, 3 + k), n, parts)
+    return [_combine(fe, r, a.type, fe.val(init), _field(fe, env_t, env, HEAD + k), n, parts)
             for k, (r, a, init) in enumerate(zip(kinds, op.body.args[1:], op.operands[3:]))]
 
 
@@ -105,15 +111,16 @@ def _thread_count(fe, op):
     %elements, %trips``: each thread's accumulators hold ``elements`` numbers): the pool's
     threads, fewer when zeroing and adding up the accumulators would cost more than about 16
     updates per iteration (a gather from a large buffer in a short loop: one thread, plain
-    updates); with ``deterministic``, the 64 fixed blocks."""
+    updates); with ``deterministic``, the 64 fixed blocks or fewer by the same rule (then the
+    loop runs in that many blocks: still fixed by the sizes alone)."""
     fe.mod.declare("declare i64 @zy.pool.threads()")
-    if fe.mod.deterministic:
-        return [str(MAX_THREADS)]
     elements, trips = (fe.val(v) for v in op.operands)
     budget = fe.assign(f"add i64 {fe.assign(f'mul i64 {trips}, 16')}, {ACCUMULATE_FREE}")
     cost = fe.assign(f"call i64 @llvm.smax.i64(i64 {fe.assign(f'mul i64 {elements}, 2')}, i64 1)")
     cap = fe.assign(f"sdiv i64 {budget}, {cost}")
-    threads = fe.assign("call i64 @zy.pool.threads()")
+    # (deterministic: up to the 64 fixed blocks, fewer by the same cost rule: n alone decides)
+    threads = str(MAX_THREADS) if fe.mod.deterministic else \
+        fe.assign("call i64 @zy.pool.threads()")
     some = fe.assign(f"call i64 @llvm.smin.i64(i64 {threads}, i64 {cap})")
     return [fe.assign(f"call i64 @llvm.smax.i64(i64 {some}, i64 1)")]
 
@@ -226,7 +233,7 @@ def _chunk(ch, op: Op, name: str, env_t: str, kinds, inputs) -> str:
             f"{ch.assign('getelementptr i8, ptr %ctx, i64 48')}")
     ch.vals.update(_constants(op))
     for k, v in enumerate(inputs):
-        p = _field(ch, env_t, "%env", 3 + ncar + k)
+        p = _field(ch, env_t, "%env", HEAD + ncar + k)
         ch.vals[v] = ch.assign(f"load {ltype(v.type)}, ptr {p}", "in")
     lb, step = ch.val(op.operands[0]), ch.val(op.operands[2])
     pre, hdr, bod, ext = ch.cur, ch.label("chunk"), ch.label("cbody"), ch.label("cdone")
@@ -251,7 +258,7 @@ def _chunk(ch, op: Op, name: str, env_t: str, kinds, inputs) -> str:
     ch.lines[pos:pos] = phis
     ch.start(ext)
     for j, (c, a) in enumerate(zip(accs, body.args[1:])):
-        slot = ch.assign(f"getelementptr inbounds {env_t}, ptr %env, i32 0, i32 {3 + j}, "
+        slot = ch.assign(f"getelementptr inbounds {env_t}, ptr %env, i32 0, i32 {HEAD + j}, "
                          f"i64 %tid")
         ch.emit(f"store {ltype(a.type)} {c}, ptr {slot}")
     ch.emit("call void @zy.arena_free_all(ptr %ctx)")
@@ -284,8 +291,8 @@ def _blocks(chunk: str, env_t: str) -> str:
 entry:
   %np = getelementptr inbounds {env_t}, ptr %env, i32 0, i32 2
   %n = load i64, ptr %np
-  %nb0 = call i64 @llvm.smin.i64(i64 %n, i64 {MAX_THREADS})
-  %nb = call i64 @llvm.smax.i64(i64 %nb0, i64 1)
+  %nbp = getelementptr inbounds {env_t}, ptr %env, i32 0, i32 3
+  %nb = load i64, ptr %nbp
   %q = sdiv i64 %n, %nb
   %r = srem i64 %n, %nb
   br label %head

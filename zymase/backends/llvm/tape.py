@@ -101,11 +101,13 @@ done:
   ret void
 }
 
-define internal void @zy.tape_set_free(i64 %h, i64 %n) #0 {
+define internal void @zy.tape_set_free(i64 %h) #0 {
 entry:
   %set = inttoptr i64 %h to ptr
-  %none = icmp eq i64 %h, 0
-  br i1 %none, label %done, label %loop
+  %hdr = getelementptr i8, ptr %set, i64 -16
+  %np = getelementptr i8, ptr %set, i64 -8
+  %n = load i64, ptr %np
+  br label %loop
 loop:
   %k = phi i64 [0, %entry], [%k1, %body]
   %more = icmp slt i64 %k, %n
@@ -116,17 +118,49 @@ body:
   %k1 = add i64 %k, 1
   br label %loop
 last:
-  call void @free(ptr %set)
+  call void @free(ptr %hdr)
+  ret void
+}
+
+define internal void @zy.tape_set_unlink(ptr nocapture %head, i64 %h) #0 {
+entry:
+  %hdr = sub i64 %h, 16
+  br label %walk
+walk:
+  %at = phi ptr [%head, %entry], [%cur, %next]
+  %cur0 = load i64, ptr %at
+  %none = icmp eq i64 %cur0, 0
+  br i1 %none, label %done, label %test
+test:
+  %found = icmp eq i64 %cur0, %hdr
+  br i1 %found, label %unlink, label %next
+next:
+  %cur = inttoptr i64 %cur0 to ptr
+  br label %walk
+unlink:
+  %p = inttoptr i64 %cur0 to ptr
+  %after = load i64, ptr %p
+  store i64 %after, ptr %at
   br label %done
 done:
   ret void
 }
 
-define internal void @zy.tape_set_unwind(ptr nocapture %slot) #0 {
-  %h = load i64, ptr %slot
-  %np = getelementptr i64, ptr %slot, i64 1
-  %n = load i64, ptr %np
-  call void @zy.tape_set_free(i64 %h, i64 %n)
+define internal void @zy.tape_set_unwind(ptr nocapture %head) #0 {
+entry:
+  br label %walk
+walk:
+  %cur0 = load i64, ptr %head
+  %none = icmp eq i64 %cur0, 0
+  br i1 %none, label %done, label %one
+one:
+  %p = inttoptr i64 %cur0 to ptr
+  %after = load i64, ptr %p
+  store i64 %after, ptr %head
+  %h = add i64 %cur0, 16
+  call void @zy.tape_set_free(i64 %h)
+  br label %walk
+done:
   ret void
 }
 
@@ -257,17 +291,26 @@ def _reserve(em, op):
 
 @emitter(TapeSetNew)
 def _set_new(em, op):
-    """``n`` zeroed tapes.  A slot holds (handle, n) until ``tape.set_free`` so that the
-    ``fail`` path releases them (the last set made here, when a loop makes several)."""
+    """``n`` zeroed tapes after a header ``{next, n}``: the sets this function made and has not
+    freed form a list (its head in a slot), which the ``fail`` path frees."""
     n = em.val(op.operands[0])
-    slot = em.slot("[2 x i64]", "zeroinitializer", "tset")
-    em.unwind.append(f"  call void @zy.tape_set_unwind(ptr {slot})")
-    em.tape_sets.append(slot)
+    head = _set_list(em)
     count = em.assign(f"call i64 @llvm.smax.i64(i64 {n}, i64 1)")
-    h = em.assign(f"ptrtoint ptr {em.assign(f'call ptr @calloc(i64 {count}, i64 24)')} to i64")
-    em.emit(f"store i64 {h}, ptr {slot}")
-    em.emit(f"store i64 {n}, ptr {em.assign(f'getelementptr i64, ptr {slot}, i64 1')}")
-    return [h]
+    size = em.assign(f"add i64 {em.assign(f'mul i64 {count}, 24')}, 16")
+    hdr = em.assign(f"call ptr @calloc(i64 {size}, i64 1)")
+    em.emit(f"store i64 {em.assign(f'load i64, ptr {head}')}, ptr {hdr}")
+    em.emit(f"store i64 {n}, ptr {em.assign(f'getelementptr i8, ptr {hdr}, i64 8')}")
+    addr = em.assign(f"ptrtoint ptr {hdr} to i64")
+    em.emit(f"store i64 {addr}, ptr {head}")
+    return [em.assign(f"add i64 {addr}, 16")]
+
+
+def _set_list(em) -> str:
+    """The slot holding the head of the function's list of tape sets (made on first use)."""
+    if em.tape_sets is None:
+        em.tape_sets = em.slot("i64", "0", "tsets")
+        em.unwind.append(f"  call void @zy.tape_set_unwind(ptr {em.tape_sets})")
+    return em.tape_sets
 
 
 @emitter(TapeAt)
@@ -279,12 +322,12 @@ def _at(em, op):
 
 @emitter(TapeSetFree)
 def _set_free(em, op):
-    h, n = (em.val(v) for v in op.operands)
-    em.emit(f"call void @zy.tape_set_free(i64 {h}, i64 {n})")
-    for slot in em.tape_sets:  # made by this function: its fail path must not free it again
-        held = em.assign(f"load i64, ptr {slot}")
-        same = em.assign(f"icmp eq i64 {held}, {h}")
-        em.emit(f"store i64 {em.assign(f'select i1 {same}, i64 0, i64 {held}')}, ptr {slot}")
+    """Frees the set (its size is in its header), first taking it off this function's list
+    when it made one (the set is then the list's head)."""
+    h = em.val(op.operands[0])
+    if em.tape_sets is not None:
+        em.emit(f"call void @zy.tape_set_unlink(ptr {em.tape_sets}, i64 {h})")
+    em.emit(f"call void @zy.tape_set_free(i64 {h})")
     return []
 
 

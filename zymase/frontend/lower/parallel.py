@@ -201,6 +201,19 @@ def _check_races(lw, s) -> None:
                 for p, e in enumerate(_index_items(t)):
                     if _shift(e, i) == 0:
                         written.setdefault(_root(t), []).append(p)
+    scattered = {}  # array -> an update of elements that are not the iteration's own (atomic)
+    for node in ast.walk(ast.Module(body=list(s.body), type_ignores=[])):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and \
+                _root(node.target) not in local and \
+                not any(_shift(e, i) == 0 for e in _index_items(node.target)):
+            scattered.setdefault(_root(node.target), node.target)
+    for node in ast.walk(ast.Module(body=list(s.body), type_ignores=[])):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and \
+                _root(node) in scattered:
+            raise lw.err(UnsupportedError, f"this prange loop reads `{ast.unparse(node)}` while "
+                         f"its iterations update `{ast.unparse(scattered[_root(node)])}`: what "
+                         "one iteration reads another may be writing (use range, or read from "
+                         "a copy)", node)
     for node in ast.walk(ast.Module(body=list(s.body), type_ignores=[])):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and \
                 _root(node) in written and isinstance(node.value, ast.Name):
