@@ -88,16 +88,21 @@ def main():
     t = a.threads
     print(f"{'problem':<9} {'what':<8} {'1 thread':>10} {f'{t} threads':>10} {'speedup':>8} "
           f"{'numba ' + str(t):>10} {'zy/numba':>9}   (ms)")
+    rows = {}
     for name, (fn, active) in PROBLEMS.items():
         args = inputs(name, a.size)
         jf, gf = zymase.jit(fn), zymase.grad(fn, argnums=active)
-        row = {}
+        row = rows[name] = {}
         for n in (1, t):
             zymase.set_num_threads(n)
             jf(*copies(args))
             gf(*copies(args))
             row["p", n] = best_time(lambda: jf(*copies(args)), budget=1.0) * 1e3
             row["g", n] = best_time(lambda: gf(*copies(args)), budget=1.0) * 1e3
+    # Numba after every zymase timing: its OpenMP/TBB workers keep spinning for a while after
+    # a parallel region, which would take a core from the next measurement
+    for name, (fn, active) in PROBLEMS.items():
+        args, row = inputs(name, a.size), rows[name]
         nb = numba_version(fn, t)
         nbt = None
         if nb is not None:

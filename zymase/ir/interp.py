@@ -579,17 +579,30 @@ def _tape_adopt(frame: Frame, op: Op, args: list) -> Sequence:
     return (_EXPORTED.pop(int(args[0]))[:int(args[1])],)
 
 
-_SETS: dict[int, list] = {}  # tape.set_new handle -> its tapes (until tape.set_free)
+_SETS: dict[int, dict] = {}  # tape.set_new handle -> its tape and records (until set_free)
 
 
 def _tape_set_new(frame: Frame, op: Op, args: list) -> Sequence:
-    tapes = [[] for _ in range(int(args[0]))]
+    tapes = {"tape": [], "end": {}}
     _SETS[id(tapes)] = tapes
     return (np.int64(id(tapes)),)
 
 
+def _tape_chunk(frame: Frame, op: Op, args: list) -> Sequence:
+    """(The interpreter runs iterations one after the other: one tape for all.)"""
+    return (_SETS[int(args[0])]["tape"],)
+
+
+def _tape_close(frame: Frame, op: Op, args: list) -> Sequence:
+    _SETS[int(args[0])]["end"][int(args[1])] = len(args[2])
+    return ()
+
+
 def _tape_at(frame: Frame, op: Op, args: list) -> Sequence:
-    return (_SETS[int(args[0])][int(args[1])],)
+    """The tape up to where iteration ``k``'s values end (a copy: positions stay absolute,
+    for snapshot reads, and the pops of one iteration leave the others' values alone)."""
+    s = _SETS[int(args[0])]
+    return (s["tape"][:s["end"][int(args[1])]],)
 
 
 def _tape_set_free(frame: Frame, op: Op, args: list) -> Sequence:
@@ -625,6 +638,7 @@ HANDLERS: dict[type[Op], Handler] = {
     ops.TapeDrop: _tape_drop, ops.TapeExport: _tape_export,
     ops.TapePushRef: _tape_push_ref, ops.TapePopRef: _tape_pop_ref, ops.TapeAdopt: _tape_adopt,
     ops.TapeSetNew: _tape_set_new, ops.TapeAt: _tape_at, ops.TapeSetFree: _tape_set_free,
+    ops.TapeChunk: _tape_chunk, ops.TapeClose: _tape_close,
     ops.ThreadCount: lambda frame, op, args: (np.int64(1),),  # (parallel loops run serially)
     ops.ThreadSlot: lambda frame, op, args: (np.int64(0),),
     ops.Offset: _array_offset, ops.DataPtr: _data_ptr,

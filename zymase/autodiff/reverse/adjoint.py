@@ -279,7 +279,7 @@ def _for(rt, op) -> None:
     if par:  # iterations in any order, on the thread pool
         loop = b.create(Parallel, [b.i64(0), trip, b.i64(1), *init], [v.type for v in init],
                         regions=[Region([blk])])
-        tapes.finish(loop, trip)
+        tapes.finish(trip)
         par.after(rt)
     else:  # the last iteration first
         start = b.op(SubI, trip, b.i64(1))

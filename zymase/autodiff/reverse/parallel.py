@@ -11,10 +11,11 @@ reversed serially.
 
 Inside the adjoint loop:
 
-* **caches indexed by iteration**: the forward loop makes one tape per iteration
-  (``tape.set_new`` before it, ``tape.at`` in its body), every value its body pushes goes on
-  that tape, and the adjoint loop's iteration ``k`` pops from tape ``k`` and frees it; no stack
-  shared between threads, and the forward loop stays parallel too (``IterationTapes``);
+* **caches indexed by iteration**: the forward loop's iterations push on their thread's tape
+  and record where their values end (``tape.set_new`` before it, ``tape.chunk`` and
+  ``tape.close`` in its body); the adjoint loop's iteration ``k`` pops from a tape of its own
+  values (``tape.at``): no stack shared between threads, no order between them, and the
+  forward loop stays parallel too (``IterationTapes``);
 * **shadow updates**: the adjoint of a load adds into the shadow element.  When every access
   of the buffer in the loop indexes it by the loop variable in one position (``x[i]``,
   ``x[i, j]``, ``x[i]`` as a view), or the buffer is made in the body, that element belongs to
@@ -34,7 +35,7 @@ Inside the adjoint loop:
 from __future__ import annotations
 
 from ...ir.builder import Builder
-from ...ir.core import READS, VIEW, WRITES, Block, Op, Value
+from ...ir.core import READS, VIEW, WRITES, Block, Op, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -54,7 +55,8 @@ from ...ir.ops import (
     SubI,
     Subview,
     TapeAt,
-    TapeFree,
+    TapeChunk,
+    TapeClose,
     TapeSetFree,
     TapeSetNew,
     ThreadCount,
@@ -105,8 +107,11 @@ class Par:
         for r in self.spread:
             sh = rt.shadow(r)
             t = ArrayType(sh.type.dtype, sh.type.ndim + 1, "C")
-            self.acc[r] = b.create(Alloc, [self.count, *dims(b, sh)], [t],
-                                   {"init": "zero"}).result
+            acc = self.acc[r] = b.create(Alloc, [self.count, *dims(b, sh)], [t],
+                                         {"init": "none"}).result
+            zero = rt.zero(t.dtype)  # each thread's copy zeroed by a thread
+            _parallel_for(b, self.count, lambda k, acc=acc, zero=zero: nest(
+                b, dims(b, acc)[1:], lambda idx: b.create(Store, [zero, acc, k, *idx], [])))
 
     def enter(self, rt, scope) -> None:
         """At the head of the adjoint body: the running thread's accumulators stand for the
@@ -128,15 +133,30 @@ class Par:
         scope.lead = scope.head = len(scope.rblock.ops)
 
     def after(self, rt) -> None:
-        """After the adjoint loop: the accumulators added into the shadows, thread by thread."""
+        """After the adjoint loop: the accumulators added into the shadows, thread by thread
+        for each element, the elements split between threads."""
         b = rt.b
         for r, acc in self.acc.items():
             sh = rt.shadow(r)
+            d = dims(b, sh)
 
-            def body(idx, sh=sh, acc=acc):
-                s = b.op(AddF, b.op(Load, sh, *idx[1:]), b.op(Load, acc, *idx), nsz=True)
-                b.create(Store, [s, sh, *idx[1:]], [])
-            nest(b, [self.count, *dims(b, sh)], body)
+            def element(e, sh=sh, acc=acc, d=d):
+                def body(idx):
+                    rest = [e, *idx[1:]]
+                    s = b.op(AddF, b.op(Load, sh, *rest), b.op(Load, acc, idx[0], *rest),
+                             nsz=True)
+                    b.create(Store, [s, sh, *rest], [])
+                nest(b, [self.count, *d[1:]], body)
+            _parallel_for(b, d[0], element)
+
+
+def _parallel_for(b, n: Value, body) -> None:
+    """``for k in prange(n): body(k)``."""
+    blk = Block([I64])
+    with b.at(blk):
+        body(blk.args[0])
+        b.yield_()
+    b.create(Parallel, [b.i64(0), n, b.i64(1)], [], regions=[Region([blk])])
 
 
 def plan(rt, loop: Op) -> Par | None:
@@ -268,8 +288,10 @@ def serial_forward(rt, loop: Op) -> None:
 
 
 class IterationTapes:
-    """One tape per iteration of a parallel loop reversed in parallel: made before the forward
-    loop, found by iteration in both loops, freed by the adjoint iteration that used it."""
+    """The tapes of a parallel loop's iterations: a set made before the forward loop, whose
+    iterations push on their thread's tape (``tape.chunk``) and record where their values end
+    (``tape.close``); the adjoint loop's iteration ``k`` pops from a tape of its own values
+    (``tape.at``); the set is freed after the adjoint loop."""
 
     def __init__(self, rt, loop: Op, rblock: Block):
         """``loop``: the primal loop; ``rblock``: its adjoint loop's (empty) body, whose first
@@ -281,10 +303,10 @@ class IterationTapes:
         b = Builder.before(fl, loop.loc)
         lb, ub, st = fl.operands[:3]
         self.set = b.create(TapeSetNew, [trip_count(b, lb, ub, st)], [I64]).result
-        fb = fl.regions[0].block
+        fb = self.fblock = fl.regions[0].block
         b = Builder(fb, 0, loop.loc)
-        k = b.op(FloorDivI, b.op(SubI, fb.args[0], lb), st)
-        self.ftape = b.create(TapeAt, [self.set, k], [TAPE]).result
+        self.k = b.op(FloorDivI, b.op(SubI, fb.args[0], lb), st)
+        self.ftape = b.create(TapeChunk, [self.set, self.k], [TAPE]).result
         self.made = [op for op in fl.parent.ops if op not in before] + list(fb.ops[:3])
         sweep.local_tapes[fb] = self.ftape
         self.rtape = Builder(rblock, 0, loop.loc).create(
@@ -296,17 +318,18 @@ class IterationTapes:
         """The adjoint body's pops go after its tape is found."""
         scope.lead = scope.head = 1
 
-    def finish(self, rloop: Op, trips: Value) -> None:
-        """After the adjoint loop ``rloop`` (running ``trips`` iterations) is built: the tapes
-        go away when nothing was pushed; else the set reaches the adjoint and is freed."""
+    def finish(self, trips: Value) -> None:
+        """After the adjoint loop (running ``trips`` iterations) is built: the tapes go away
+        when nothing was pushed; else each forward iteration records where its values end,
+        the set reaches the adjoint and is freed after it."""
         rt = self.rt
         if not self.ftape.uses and not self.rtape.uses:
             self.rtape.op.erase()
             for op in reversed(self.made):
                 op.erase()
             return
+        Builder.before(self.fblock.terminator, self.loop.loc).create(
+            TapeClose, [self.set, self.k, self.ftape], [])
         h = rt.forward_value(self.set, self.loop.parent)
         self.rtape.op.set_operand(0, h)
-        body = rloop.regions[0].block
-        Builder.before(body.terminator, self.loop.loc).create(TapeFree, [self.rtape], [])
         rt.b.create(TapeSetFree, [h, trips], [])

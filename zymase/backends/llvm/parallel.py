@@ -26,9 +26,15 @@ from ...ir.ops import (
     Constant,
     For,
     Return,
+    TapeAdopt,
     TapeAt,
+    TapeChunk,
+    TapeClose,
     TapeMark,
+    TapeNew,
     TapeRead,
+    TapeSetFree,
+    TapeSetNew,
     ThreadCount,
     ThreadSlot,
 )
@@ -44,6 +50,7 @@ ACCUMULATE_FREE = 1 << 18  # per-thread accumulator numbers always worth having 
 # what a thread cannot do on its own: the tape is one stack per call
 _SERIAL = (Return, *(getattr(tape_ops, name) for name in tape_ops.__all__))
 _READ_TAPE = (TapeRead, TapeMark)  # (read the tape without changing it)
+_NAMES_TAPE = (TapeAt, TapeChunk)  # (an iteration's own tape)
 
 
 def emit_parallel(fe, op: Op) -> list[str]:
@@ -151,22 +158,31 @@ def _inside(op: Op, v: Value) -> bool:
 
 
 def _threadable(op: Op, deterministic: bool) -> bool:
-    """No tape operations but on an iteration's own tape (``tape.at`` in the body) and reads
-    of a tape nothing in the loop changes (a snapshot's elements); with ``deterministic``, no
-    float atomics (their order shows)."""
-    own = {inner.result for inner in op.walk() if isinstance(inner, TapeAt)}
-    changed = {inner.operands[0] for inner in op.walk()
+    """No tape operations but on an iteration's own tape (``tape.chunk``/``tape.at`` in the
+    body) and reads of a tape nothing in the loop changes (a snapshot's elements); with
+    ``deterministic``, no float atomics (their order shows)."""
+    own = {inner.result for inner in op.walk() if isinstance(inner, _NAMES_TAPE)}
+    changed = {_tape_of(inner) for inner in op.walk()
                if isinstance(inner, _SERIAL) and not isinstance(inner, _READ_TAPE + (Return,))}
     for inner in op.walk():
-        if inner is op or isinstance(inner, TapeAt):
+        if inner is op or isinstance(inner, _NAMES_TAPE):
             continue
         if isinstance(inner, _SERIAL):
-            t = inner.operands[0] if inner.operands and not isinstance(inner, Return) else None
+            t = _tape_of(inner)
             if t is None or t not in own and (not isinstance(inner, _READ_TAPE) or t in changed):
                 return False
         if deterministic and isinstance(inner, AtomicAdd) and inner.operands[0].type.is_inexact:
             return False
     return True
+
+
+def _tape_of(op: Op):
+    """The tape a tape operation works on (None: ``return``, making or freeing tapes)."""
+    if isinstance(op, TapeClose):
+        return op.operands[2]
+    if isinstance(op, (Return, TapeNew, TapeSetNew, TapeSetFree, TapeAdopt)):
+        return None
+    return op.operands[0] if op.operands else None
 
 
 def _combinable(r, t, result) -> bool:

@@ -16,6 +16,8 @@ import os
 from ...ir.ops import (
     TapeAdopt,
     TapeAt,
+    TapeChunk,
+    TapeClose,
     TapeDrop,
     TapeExport,
     TapeFree,
@@ -35,6 +37,8 @@ from ...ir.types import F64, I64
 from .arrays import field, shape
 from .table import emitter
 from .types import SCALAR, array_struct, literal
+
+CHUNK_TAPES = 64  # a tape set's tapes, one per thread (parallel.py: MAX_THREADS)
 
 TAPE_RUNTIME = """
 @zy.tape_pool = external global [2 x i64]
@@ -80,40 +84,17 @@ done:
   ret void
 }
 
-define internal void @zy.tape_reserve_exact(ptr nocapture %t, i64 %n) #0 {
-  %posp = getelementptr i8, ptr %t, i64 8
-  %capp = getelementptr i8, ptr %t, i64 16
-  %pos = load i64, ptr %posp
-  %cap = load i64, ptr %capp
-  %need = add i64 %pos, %n
-  %ok = icmp sle i64 %need, %cap
-  br i1 %ok, label %done, label %grow, !prof !0
-grow:
-  %twice = mul i64 %cap, 2
-  %nc = call i64 @llvm.smax.i64(i64 %twice, i64 %need)
-  %buf = load ptr, ptr %t
-  %bytes = mul i64 %nc, 8
-  %nb = call ptr @realloc(ptr %buf, i64 %bytes)
-  store ptr %nb, ptr %t
-  store i64 %nc, ptr %capp
-  br label %done
-done:
-  ret void
-}
-
 define internal void @zy.tape_set_free(i64 %h) #0 {
 entry:
   %set = inttoptr i64 %h to ptr
   %hdr = getelementptr i8, ptr %set, i64 -16
-  %np = getelementptr i8, ptr %set, i64 -8
-  %n = load i64, ptr %np
   br label %loop
 loop:
   %k = phi i64 [0, %entry], [%k1, %body]
-  %more = icmp slt i64 %k, %n
+  %more = icmp slt i64 %k, """ + str(CHUNK_TAPES) + """
   br i1 %more, label %body, label %last
 body:
-  %t = getelementptr {ptr, i64, i64}, ptr %set, i64 %k
+  %t = getelementptr [64 x i8], ptr %set, i64 %k
   call void @zy.tape_release(ptr %t)
   %k1 = add i64 %k, 1
   br label %loop
@@ -283,26 +264,57 @@ def _free(em, op):
 @emitter(TapeReserve)
 def _reserve(em, op):
     t, n = (em.val(v) for v in op.operands)
-    # an iteration's tape (tape.at) grows to what it needs: there may be millions of them
-    how = "exact" if isinstance(op.operands[0].op, TapeAt) else ""
-    em.emit(f"call void @zy.tape_reserve{'_' + how if how else ''}(ptr {t}, i64 {n})")
+    em.emit(f"call void @zy.tape_reserve(ptr {t}, i64 {n})")
     return []
 
 
 @emitter(TapeSetNew)
 def _set_new(em, op):
-    """``n`` zeroed tapes after a header ``{next, n}``: the sets this function made and has not
-    freed form a list (its head in a slot), which the ``fail`` path frees."""
+    """A header ``{next, n}``, a zeroed tape per thread (64 bytes apart: threads push on them
+    at once), a record ``{ptr, i64, i64}`` per iteration.  The sets this function made and has not freed form a list (its head in a
+    slot), which the ``fail`` path frees."""
     n = em.val(op.operands[0])
     head = _set_list(em)
     count = em.assign(f"call i64 @llvm.smax.i64(i64 {n}, i64 1)")
-    size = em.assign(f"add i64 {em.assign(f'mul i64 {count}, 24')}, 16")
+    size = em.assign(f"add i64 {em.assign(f'mul i64 {count}, 24')}, {16 + 64 * CHUNK_TAPES}")
     hdr = em.assign(f"call ptr @calloc(i64 {size}, i64 1)")
     em.emit(f"store i64 {em.assign(f'load i64, ptr {head}')}, ptr {hdr}")
     em.emit(f"store i64 {n}, ptr {em.assign(f'getelementptr i8, ptr {hdr}, i64 8')}")
     addr = em.assign(f"ptrtoint ptr {hdr} to i64")
     em.emit(f"store i64 {addr}, ptr {head}")
     return [em.assign(f"add i64 {addr}, 16")]
+
+
+def _record(em, h: str, k: str) -> str:
+    """The address of iteration ``k``'s record in set ``h``."""
+    recs = em.assign(f"getelementptr i8, ptr {em.assign(f'inttoptr i64 {h} to ptr')}, "
+                     f"i64 {64 * CHUNK_TAPES}")
+    return em.assign(f"getelementptr {TAPE_STRUCT}, ptr {recs}, i64 {k}")
+
+
+@emitter(TapeChunk)
+def _chunk(em, op):
+    """The running thread's tape (the chunk's number: 0 when the loop runs serially), which
+    iteration ``k``'s record remembers."""
+    h, k = (em.val(v) for v in op.operands)
+    tid = "%tid" if em.in_chunk else "0"
+    em.emit(f"store i64 {tid}, ptr {_record(em, h, k)}")
+    return [_thread_tape(em, h, tid)]
+
+
+def _thread_tape(em, h: str, tid: str) -> str:
+    return em.assign(f"getelementptr [64 x i8], ptr {em.assign(f'inttoptr i64 {h} to ptr')}, "
+                     f"i64 {tid}")
+
+
+@emitter(TapeClose)
+def _close(em, op):
+    """Iteration ``k``'s values end at its tape's position."""
+    h, k, t = (em.val(v) for v in op.operands)
+    pos = em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {t}, i64 8')}")
+    end = em.assign(f"getelementptr i8, ptr {_record(em, h, k)}, i64 8")
+    em.emit(f"store i64 {pos}, ptr {end}")
+    return []
 
 
 def _set_list(em) -> str:
@@ -315,9 +327,16 @@ def _set_list(em) -> str:
 
 @emitter(TapeAt)
 def _at(em, op):
+    """Iteration ``k``'s record made a tape: its thread's buffer, at the position where its
+    values end (its pops go down from there; the buffer is the thread tape's, freed with the
+    set, so the record needs no ``tape.free``)."""
     h, k = (em.val(v) for v in op.operands)
-    return [em.assign(f"getelementptr {TAPE_STRUCT}, ptr {em.assign(f'inttoptr i64 {h} to ptr')}, "
-                      f"i64 {k}")]
+    rec = _record(em, h, k)
+    ct = _thread_tape(em, h, em.assign(f"load i64, ptr {rec}"))
+    em.emit(f"store ptr {em.assign(f'load ptr, ptr {ct}')}, ptr {rec}")
+    cap = em.assign(f"load i64, ptr {em.assign(f'getelementptr i8, ptr {ct}, i64 16')}")
+    em.emit(f"store i64 {cap}, ptr {em.assign(f'getelementptr i8, ptr {rec}, i64 16')}")
+    return [rec]
 
 
 @emitter(TapeSetFree)

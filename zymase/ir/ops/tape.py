@@ -14,10 +14,13 @@
 * ``%buf, %pos = tape.export %t : i64, i64`` hands the tape's buffer (an address) and position
   to the caller (the split form's forward function returns them); ``%t = tape.adopt %buf, %pos``
   takes such a buffer over in another call (the adjoint function, which frees it).
-* ``%h = tape.set_new %n : i64`` makes ``n`` empty tapes, one per iteration of a parallel loop
-  (a handle); ``%t = tape.at %h, %k : tape`` is the ``k``-th (its pushes and pops meet no other
-  iteration's, so threads need no order between them); ``tape.set_free %h, %n`` releases them
-  all.
+* Tapes of a parallel loop's iterations (reverse mode's parallel adjoint): ``%h = tape.set_new
+  %n : i64`` makes one tape per thread and a record per iteration (a handle); in the forward
+  loop, ``%t = tape.chunk %h, %k : tape`` is the running thread's tape, on which iteration
+  ``k`` pushes, and ``tape.close %h, %k, %t`` records where its values end; in the adjoint
+  loop, ``%t = tape.at %h, %k : tape`` is a tape of iteration ``k``'s values alone (its pops
+  meet no other iteration's, so the threads need no order); ``tape.set_free %h, %n`` releases
+  it all.
 
 Pushes happen in the forward sweep, pops in exactly the reverse order in the adjoint sweep.
 All four have effects: passes never move, merge or drop them.
@@ -170,10 +173,29 @@ class TapeSetNew(SimpleOp):
         return [I64]
 
 
+class TapeChunk(SimpleOp):
+    name = "tape.chunk"
+    n_operands = 2
+    traits = _EFFECTS  # names a tape: kept where it is, like the tape ops that use it
+    __slots__ = ()
+
+    @classmethod
+    def infer(cls, operand_types, attrs):
+        return [TAPE]
+
+
+class TapeClose(SimpleOp):
+    name = "tape.close"
+    n_operands = 3
+    n_results = 0
+    traits = _EFFECTS
+    __slots__ = ()
+
+
 class TapeAt(SimpleOp):
     name = "tape.at"
     n_operands = 2
-    traits = _EFFECTS  # names a tape: kept where it is, like the tape ops that use it
+    traits = _EFFECTS
     __slots__ = ()
 
     @classmethod
