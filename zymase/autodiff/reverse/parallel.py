@@ -35,7 +35,7 @@ Inside the adjoint loop:
 from __future__ import annotations
 
 from ...ir.builder import Builder
-from ...ir.core import READS, VIEW, WRITES, Block, Op, Region, Value
+from ...ir.core import LOOP, READS, VIEW, WRITES, Block, Op, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -103,7 +103,8 @@ class Par:
             for d in dims(b, rt.shadow(r)):
                 size = b.op(MulI, size, d)
             elements = b.op(AddI, elements, size)
-        self.count = b.create(ThreadCount, [elements, trips], [I64]).result
+        self.count = b.create(ThreadCount, [elements, _work(rt, self.loop, trips)],
+                              [I64]).result
         for r in self.spread:
             sh = rt.shadow(r)
             t = ArrayType(sh.type.dtype, sh.type.ndim + 1, "C")
@@ -148,6 +149,20 @@ class Par:
                     b.create(Store, [s, sh, *rest], [])
                 nest(b, [self.count, *d[1:]], body)
             _parallel_for(b, d[0], element)
+
+
+def _work(rt, loop: Op, trips: Value) -> Value:
+    """``trips`` times the trips of the loops nested one in the other in ``loop``'s body with
+    bounds known before it (a stencil's rows and columns): the updates the loop makes."""
+    b, body = rt.b, loop.regions[0].block
+    while True:
+        inner = [op for op in body.ops if op.has_trait(LOOP)]
+        if len(inner) != 1 or not isinstance(inner[0], For) or \
+                any(_made_inside(loop, v) or v.block is body for v in inner[0].operands[:3]):
+            return trips
+        lb, ub, st = (rt.get(v) for v in inner[0].operands[:3])
+        trips = b.op(MulI, trips, trip_count(b, lb, ub, st))
+        body = inner[0].regions[0].block
 
 
 def _parallel_for(b, n: Value, body) -> None:

@@ -115,10 +115,10 @@ def emit_parallel(fe, op: Op) -> list[str]:
 @emitter(ThreadCount)
 def _thread_count(fe, op):
     """The most partial results the parallel loop run next makes (``scf.thread_count
-    %elements, %trips``: each thread's accumulators hold ``elements`` numbers): the pool's
-    threads, fewer when zeroing and adding up the accumulators would cost more than about 16
-    updates per iteration (a gather from a large buffer in a short loop: one thread, plain
-    updates); with ``deterministic``, the 64 fixed blocks or fewer by the same rule (then the
+    %elements, %work``: each thread's accumulators hold ``elements`` numbers; the loop nest runs
+    ``work`` innermost iterations): the pool's threads, fewer when zeroing and adding up the
+    accumulators would cost more than about 16 updates per innermost iteration (a gather from a
+    large buffer in a short loop: one thread, plain updates); with ``deterministic``, the 64 fixed blocks or fewer by the same rule (then the
     loop runs in that many blocks: still fixed by the sizes alone)."""
     fe.mod.declare("declare i64 @zy.pool.threads()")
     elements, trips = (fe.val(v) for v in op.operands)

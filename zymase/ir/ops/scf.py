@@ -10,8 +10,8 @@ used inside it, but values leave a region only through its terminator (``scf.yie
   so every pass that handles ``scf.for`` handles it, and a pass that rebuilds it as an
   ``scf.for`` only loses the parallelism.  Its carried values must be reductions
   (``ir/parallel.py``); the backends run it in parallel when they still are.
-* ``%n = scf.thread_count %elements, %trips : i64`` bounds the threads a parallel loop of
-  ``trips`` iterations run after it may use, each with accumulators of ``elements`` numbers;
+* ``%n = scf.thread_count %elements, %work : i64`` bounds the threads a parallel loop making
+  ``work`` updates run after it may use, each with accumulators of ``elements`` numbers;
   ``%t = scf.thread_slot %n : i64`` in a parallel loop's body is the running thread's number,
   ``0 <= t < n`` (0 when the loop runs serially): reverse mode's per-thread accumulators.
 * ``scf.while %init... : T...`` has a *before* region ``^(args)`` ending in
