@@ -101,7 +101,7 @@ def main():
             row["g", n] = best_time(lambda: gf(*copies(args)), budget=1.0) * 1e3
     # Numba after every zymase timing: its OpenMP/TBB workers keep spinning for a while after
     # a parallel region, which would take a core from the next measurement
-    for name, (fn, active) in PROBLEMS.items():
+    for name, (fn, _) in PROBLEMS.items():
         args, row = inputs(name, a.size), rows[name]
         nb = numba_version(fn, t)
         nbt = None

@@ -118,8 +118,9 @@ def _thread_count(fe, op):
     %elements, %work``: each thread's accumulators hold ``elements`` numbers; the loop nest runs
     ``work`` innermost iterations): the pool's threads, fewer when zeroing and adding up the
     accumulators would cost more than about 16 updates per innermost iteration (a gather from a
-    large buffer in a short loop: one thread, plain updates); with ``deterministic``, the 64 fixed blocks or fewer by the same rule (then the
-    loop runs in that many blocks: still fixed by the sizes alone)."""
+    large buffer in a short loop: one thread, plain updates); with ``deterministic``, the 64
+    fixed blocks or fewer by the same rule (then the loop runs in that many blocks: still fixed
+    by the sizes alone)."""
     fe.mod.declare("declare i64 @zy.pool.threads()")
     elements, trips = (fe.val(v) for v in op.operands)
     budget = fe.assign(f"add i64 {fe.assign(f'mul i64 {trips}, 16')}, {ACCUMULATE_FREE}")

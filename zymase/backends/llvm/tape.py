@@ -271,8 +271,8 @@ def _reserve(em, op):
 @emitter(TapeSetNew)
 def _set_new(em, op):
     """A header ``{next, n}``, a zeroed tape per thread (64 bytes apart: threads push on them
-    at once), a record ``{ptr, i64, i64}`` per iteration.  The sets this function made and has not freed form a list (its head in a
-    slot), which the ``fail`` path frees."""
+    at once), a record ``{ptr, i64, i64}`` per iteration.  The sets this function made and has
+    not freed form a list (its head in a slot), which the ``fail`` path frees."""
     n = em.val(op.operands[0])
     head = _set_list(em)
     count = em.assign(f"call i64 @llvm.smax.i64(i64 {n}, i64 1)")
