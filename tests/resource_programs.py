@@ -60,3 +60,15 @@ def heat(u0, c, steps):
             u[i] = cur + c[i] * (prev - 2.0 * cur + u[i + 1])
             prev = cur
     return (u * u).sum()
+
+
+def fills_a_temporary(n):
+    t = np.full(n, 7.0)  # freed at the end: its buffer is kept for the next allocation
+    return np.sum(t)
+
+
+def zeros_of(n):
+    z = np.zeros(n)
+    e = np.empty(n)
+    e[:] = 1.0
+    return np.sum(z) + np.sum(e)

@@ -201,3 +201,18 @@ def test_kept_tapes_are_shared_safely_by_threads():
 
     errors = run_together(6, work)
     assert not errors, errors
+
+
+def test_kept_buffers_are_reused_zeroed_and_released():
+    """Freed arrays of 256 KiB to 16 MiB are kept for the next allocation (page faults on fresh
+    memory cost more than the work of many gradients): a kept buffer handed to ``np.zeros`` is
+    zeroed, and ``release_memory`` frees what is kept."""
+    n = 100_000  # 800 KB
+    fill, zeros = zymase.jit(R.fills_a_temporary), zymase.jit(R.zeros_of)
+    zymase.release_memory()
+    for _ in range(3):
+        assert fill(n) == 7.0 * n
+        assert zeros(n) == float(n)  # (a buffer of sevens, reused, must read as zeros)
+    assert zymase.release_memory() >= 8 * n
+    assert zymase.release_memory() == 0
+    assert fill(1000) == 7000.0 and zymase.release_memory() == 0  # small ones are not kept

@@ -180,7 +180,11 @@ def _alloc(em, op):
 @emitter(ArrayFree)
 def _free(em, op):
     (a,) = _ops(em, op)
-    em.emit(f"call void @free(ptr {field(em, a, op.operands[0].type, BASE)})")
+    t = op.operands[0].type
+    n = str(t.dtype.nbytes)
+    for d in shape(em, a, t):
+        n = em.assign(f"mul i64 {n}, {d}")
+    em.emit(f"call void @zy.release(ptr {field(em, a, t, BASE)}, i64 {n})")
     em.emit(f"store ptr null, ptr {em.owned[op.operands[0]]}")
     return []
 
