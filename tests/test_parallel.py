@@ -259,10 +259,29 @@ def test_vmap_checks_its_arguments():
         zymase.vmap(predict, in_axes=(0, 0))(RNG.random((4, 3, 3)), xs)
     with pytest.raises(ValueError, match="no axis 2"):
         zymase.vmap(count, in_axes=2)(xs)
-    with pytest.raises(TypeError, match="vmap of `zymase.jacrev` is not supported yet"):
-        zymase.vmap(zymase.jacrev(count))
+    with pytest.raises(TypeError, match="vmap of `zymase.hessian` is not supported yet"):
+        zymase.vmap(zymase.hessian(count))
     with pytest.raises(TypeError, match="has_aux=True is not supported yet"):
         zymase.vmap(zymase.grad(count, has_aux=True))
+
+
+def layer(w, x):
+    return np.tanh(w @ x) * x[0]
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_vmap_of_jacrev_gives_per_example_jacobians(n, threads):
+    threads(n)
+    w, xs = RNG.standard_normal((3, 4)), RNG.standard_normal((9, 4))
+    got = zymase.vmap(zymase.jacrev(layer, argnums=(0, 1)), in_axes=(None, 0))(w, xs)
+    for k in range(2):
+        want = np.stack([zymase.jacrev(layer, argnums=k)(w, x) for x in xs])
+        assert got[k].shape == want.shape
+        np.testing.assert_allclose(got[k], want, rtol=1e-12, atol=1e-14)
+    one = zymase.vmap(zymase.jacrev(mlp_loss, argnums=0), in_axes=(None, None, 0, 1))
+    w1, w2, ys = RNG.standard_normal((4, 7)), RNG.standard_normal(7), RNG.random((2, 9))
+    np.testing.assert_allclose(one(w1, w2, xs, ys), zymase.vmap(
+        zymase.grad(mlp_loss), in_axes=(None, None, 0, 1))(w1, w2, xs, ys), rtol=1e-12)
 
 
 def mlp_loss(w1, w2, x, y):

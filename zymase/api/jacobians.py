@@ -316,6 +316,7 @@ def jacrev(fn, argnums=0, **options):
             raise e.with_traceback(None) from None
 
     wrapper.__zymase_transform__ = "zymase.jacrev"
+    wrapper.__zymase_jacrev__ = (fn, argnums, options)  # (vmap batches it)
     return wrapper
 
 

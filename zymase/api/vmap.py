@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import threading
 
 import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..lang import prange
 from .grad import grad
+from .jacobians import jacrev
 from .jit import jit
 
 _COUNTER = itertools.count()
@@ -52,16 +54,21 @@ def vmap(fn, in_axes=0, out_axes=0, **options):
         per_example = zymase.vmap(zymase.grad(loss), in_axes=(None, 0, 0))
         g = per_example(w, xs, ys)             # g[b] == zymase.grad(loss)(w, xs[b], ys[b])
 
-    Other transforms (``jacrev``, ``hessian``, ...) cannot be batched yet.
+    ``zymase.vmap(zymase.jacrev(f, argnums))`` gives per-example Jacobians the same way (one
+    reverse pass per output element of ``sum_b f(example b)``; ``f`` returns a number or a 1-D
+    array).  Other transforms (``hessian``, ``hvp``, ...) cannot be batched yet.
     """
     spec = getattr(fn, "__zymase_grad__", None)
     if spec is not None:
         return _vmap_grad(fn, spec, in_axes, out_axes, options)
+    jac = getattr(fn, "__zymase_jacrev__", None)
+    if jac is not None:
+        return _vmap_jacrev(fn, jac, in_axes, out_axes, options)
     transform = getattr(fn, "__zymase_transform__", None)
     if transform is not None:
         raise ZymaseTypeError(f"zymase.vmap of `{transform}` is not supported yet: vmap takes "
-                              "a plain Python function, `zymase.grad` or "
-                              "`zymase.value_and_grad`")
+                              "a plain Python function, `zymase.grad`, "
+                              "`zymase.value_and_grad` or `zymase.jacrev`")
     if not callable(fn):
         raise ZymaseTypeError(f"zymase.vmap takes a function, not {fn!r}")
     py = getattr(fn, "__zymase_fn__", fn)
@@ -179,19 +186,12 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
     py = getattr(spec.fn, "__zymase_fn__", spec.fn)
     opts = {**spec.options, **options}
     compiled: dict = {}
+    kept = threading.local()  # the copies of shared arguments, refilled at each call
 
     def batched(*args):
         axes = _axes(in_axes, args)
-        n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
         ks = tuple(k % len(args) for k in nums)
-        new = list(args)
-        for k, (a, ax) in enumerate(zip(args, axes)):
-            if ax is not None:
-                new[k] = np.moveaxis(a, ax, 0)
-            elif k in ks:  # a copy per example: each gets its own gradient
-                a = np.asarray(a)
-                new[k] = np.ascontiguousarray(np.broadcast_to(a, (n,) + a.shape))
-        batch = tuple(ax is not None or k in ks for k, ax in enumerate(axes))
+        n, new, batch = _batched_args(args, axes, ks, kept)
         key = (batch, ks)
         g = compiled.get(key)
         if g is None:
@@ -210,21 +210,96 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
     return batched
 
 
-def _write_sum(py, nargs: int, batch):
-    """``summed(a..., values)``: ``sum_b f(example b)``, each value stored in ``values``."""
+def _batched_args(args, axes, ks, kept):
+    """The arguments with the batch first: batched ones moved there, differentiated shared
+    ones copied once per example."""
+    n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+    new = list(args)
+    for k, (a, ax) in enumerate(zip(args, axes)):
+        if ax is not None:
+            new[k] = np.moveaxis(a, ax, 0)
+        elif k in ks:  # a copy per example: each gets its own derivative
+            new[k] = _copies(kept, k, np.asarray(a), n)
+    batch = tuple(ax is not None or k in ks for k, ax in enumerate(axes))
+    return n, new, batch
+
+
+def _vmap_jacrev(fn, jac, in_axes, out_axes, options):
+    """``vmap(jacrev(f))``: the Jacobian of ``sum_b f(example b)`` with respect to the batched
+    arguments (rows per output element, examples on the next axis), moved to batch-first."""
+    py, argnums, jopts = jac
+    py = getattr(py, "__zymase_fn__", py)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    opts = {**jopts, **options}
+    compiled: dict = {}
+    kept = threading.local()
+
+    def batched(*args):
+        axes = _axes(in_axes, args)
+        ks = tuple(k % len(args) for k in nums)
+        one = jit(py, **opts)(*_example(args, axes))
+        if isinstance(one, np.ndarray) and one.ndim == 1:
+            size = one.shape[0]
+        elif isinstance(one, (float, np.floating)):
+            size = None
+        else:
+            raise ZymaseTypeError("zymase.vmap of jacrev: the function must return a number "
+                                  "or a 1-D array")
+        n, new, batch = _batched_args(args, axes, ks, kept)
+        key = (batch, ks, size is None)
+        g = compiled.get(key)
+        if g is None:
+            summed = _write_sum(py, len(args), batch, vector=size is not None)
+            g = compiled[key] = jacrev(summed, argnums=ks, **opts)
+        extra = (np.empty(n),) if size is None else (size,)
+        jacs = g(*new, *extra)  # (a tuple: ks is one)
+        if size is not None:  # (out, batch, ...) -> (batch, out, ...)
+            jacs = tuple(np.moveaxis(j, 1, 0) for j in jacs)
+        jacs = tuple(_move_result(j, out_axes) for j in jacs)
+        return jacs if isinstance(argnums, tuple) else jacs[0]
+
+    batched.__name__ = f"vmap({getattr(fn, '__name__', 'f')})"
+    batched.__wrapped__ = fn
+    batched.__zymase_transform__ = "zymase.vmap"
+    return batched
+
+
+def _copies(kept, k: int, a, n: int):
+    """``n`` copies of ``a`` in a buffer this thread keeps for argument ``k`` (fresh memory
+    would cost a page fault per 4 KiB at every call)."""
+    bufs = kept.__dict__.setdefault("bufs", {})
+    buf = bufs.get(k)
+    if buf is None or buf.shape != (n,) + a.shape or buf.dtype != a.dtype:
+        buf = bufs[k] = np.empty((n,) + a.shape, a.dtype)
+    buf[...] = a
+    return buf
+
+
+def _write_sum(py, nargs: int, batch, vector: bool = False):
+    """``summed(a..., values)``: ``sum_b f(example b)``, each value stored in ``values``;
+    ``vector``: ``summed(a..., m)``, the sum of the examples' 1-D results of length ``m``."""
     params = [f"a{k}" for k in range(nargs)]
     lead = batch.index(True)
     items = [f"{p}[b]" if bt else p for p, bt in zip(params, batch)]
-    text = (f"def summed({', '.join(params)}, values):\n"
-            "    s = 0.0\n"
-            f"    for b in prange(a{lead}.shape[0]):\n"
-            f"        v = _f({', '.join(items)})\n"
-            "        values[b] = v\n"
-            "        s += v\n"
-            "    return s\n")
+    if vector:
+        text = (f"def summed({', '.join(params)}, m):\n"
+                "    s = np.zeros(m)\n"
+                f"    for b in prange(a{lead}.shape[0]):\n"
+                f"        r = _f({', '.join(items)})\n"
+                "        for j in range(m):\n"
+                "            s[j] += r[j]\n"
+                "    return s\n")
+    else:
+        text = (f"def summed({', '.join(params)}, values):\n"
+                "    s = 0.0\n"
+                f"    for b in prange(a{lead}.shape[0]):\n"
+                f"        v = _f({', '.join(items)})\n"
+                "        values[b] = v\n"
+                "        s += v\n"
+                "    return s\n")
     name = f"<zymase.vmap-{next(_COUNTER)}>"
     linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    namespace = {"_f": py, "prange": prange}
+    namespace = {"_f": py, "prange": prange, "np": np}
     exec(compile(text, name, "exec"), namespace)
     return namespace["summed"]
 
