@@ -48,6 +48,17 @@ class Memory:
     def roots(self, array: Value) -> set:
         return self.act.roots.get(array, set())
 
+    def settled_before(self, array: Value, op: Op) -> bool:
+        """Is ``array``'s content final before the top-level statement that holds ``op`` runs
+        (its buffers written only by earlier statements)?  Then the adjoint of ``op``, wherever
+        it runs, reads the buffer as ``op`` did (a matrix made before a loop that multiplies
+        by it)."""
+        roots = self.roots(array)
+        if not roots:
+            return False
+        top = _top_index(self.func, op)
+        return all(_top_index(self.func, w) < top for w, rs in self.writes if rs & roots)
+
     def writes_in(self, op: Op, roots: set) -> list[Op]:
         """Write ops inside ``op`` (itself included) that may write ``roots``."""
         return [w for w, r in self.writes if r & roots and op.is_ancestor_of(w)]
@@ -258,3 +269,10 @@ def renewed_array(a: Value):
             elif type(user) not in (Load, Dim):  # (exactly: Stride subclasses Dim)
                 return None
     return loop, k
+
+
+def _top_index(func, op: Op) -> int:
+    """The position in ``func``'s body of the top-level statement holding ``op``."""
+    while op.parent is not func.body:
+        op = op.parent_op
+    return func.body.ops.index(op)

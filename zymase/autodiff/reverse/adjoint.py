@@ -181,9 +181,10 @@ def _matmul(rt, op) -> None:
 
 
 def _matmul_operand(rt, x, op):
-    """The primal operand as it was at the product: the buffer itself when nothing writes it,
-    else a snapshot taken in the forward sweep."""
-    if rt.plan.policy.read_only(x):
+    """The primal operand as it was at the product: the buffer itself when nothing writes it
+    (or nothing after the statement holding the product), else a snapshot taken in the forward
+    sweep."""
+    if rt.plan.policy.read_only(x) or rt.plan.memory.settled_before(x, op):
         return rt.get(x)
     # a version of a renewed array, which nothing writes again, is kept by reference (not under
     # forward mode over this, which cannot follow the tangents of referenced arrays)
@@ -196,12 +197,34 @@ def _matmul_operand(rt, x, op):
         base = rt.renewed_value(x.op.operands[0])
         rest = [rt.get(v) for v in x.op.operands[1:]]
         return rt.b.create(type(x.op), [base, *rest], [x.type], dict(x.op.attrs)).result
+    if by_reference and _done_in_its_block(rt, x, op):
+        # (an array made earlier in the same iteration, not written again: kept by reference)
+        return rt.kept_value(x)
     if op.parent is not rt.func.body:
         raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
                                    "operands that are not written afterwards", op.loc)
     sweep = rt.sweep
     return sweep.copy_once(("snapshot", x, op),
                            lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
+
+
+def _done_in_its_block(rt, x, op) -> bool:
+    """Is ``x`` a buffer made in a loop's body (fresh at each iteration) that holds ``op`` and
+    written only by the statements of that body before the one holding ``op``?"""
+    if x.op is None or not isinstance(x.op, Alloc) or x.block is rt.func.body or \
+            rt.act.roots.get(x) != {x}:
+        return False
+    block = x.block
+
+    def position(o):
+        while o is not None and o.parent is not block:
+            o = o.parent_op
+        return None if o is None else block.ops.index(o)
+
+    at = position(op)
+    return at is not None and all(
+        (p := position(w)) is not None and p < at
+        for w, rs in rt.plan.memory.writes if x in rs)
 
 
 def _matrix_transpose(b, x):

@@ -441,6 +441,12 @@ class Adjoint:
         """The buffer block argument ``a`` of a loop that renews it (``renewed_array``) held in
         the iteration being reversed: nothing writes a version after it is made, so a reference
         to it is pushed (``tape.push_ref``) instead of its elements."""
+        return self.kept_value(a)
+
+    def kept_value(self, a: Value) -> Value:
+        """Array ``a`` of a loop's body, which nothing writes after the iteration reads it, as
+        the iteration being reversed held it: a reference pushed (``tape.push_ref``) once at
+        the end of the forward block, popped once at the start of the reverse block."""
         scope = self.scope_of(a.block)
         if a in scope.env:
             return scope.env[a]
