@@ -331,13 +331,16 @@ class Adjoint:
             r = self._as(r, a.type) if r.type != a.type else r
             scope.shadows[a] = r
             return r
-        what = _ORIGINS.get(type(op), f"`{op.name}`") if op is not None else \
+        owner = op if op is not None else a.block.parent_op  # (a block argument: its loop)
+        if op is None and not isinstance(owner, (For, While, If)):
+            owner = None
+        what = _ORIGINS.get(type(owner), f"`{owner.name}`") if owner is not None else \
             "a value carried by a loop or chosen by a branch"
         raise DifferentiationError(
             f"reverse mode cannot follow an active array that comes from {what} here (arrays "
             "carried from one loop iteration to the next and written in place, renewed by a "
             "while loop, or chosen by a branch, are not supported in reverse mode yet)",
-            op.loc if op is not None else self.func.loc)
+            owner.loc if owner is not None else self.func.loc)
 
     def list_shadow(self, a: Value):
         """The one shadow of all the buffers of a Python list (``frontend/lists.py``): ``append``
