@@ -7,7 +7,7 @@ import ctypes
 import threading
 
 from .engine import compile_ir
-from .tape_pool import POOL
+from .tape_pool import POOL, buffer_functions
 
 _RELEASE = None
 _LOCK = threading.Lock()
@@ -26,35 +26,6 @@ free:
   ret i64 %bytes
 none:
   ret i64 0
-}
-
-@zy.buffer_cache = external global [8 x i64]
-declare i64 @malloc_usable_size(ptr)
-define i64 @zy.buffer_cache_release() {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %next]
-  %total = phi i64 [0, %entry], [%total1, %next]
-  %more = icmp slt i64 %i, 8
-  br i1 %more, label %body, label %done
-body:
-  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
-  %b = atomicrmw xchg ptr %slot, i64 0 acq_rel
-  %have = icmp ne i64 %b, 0
-  br i1 %have, label %free, label %next
-free:
-  %p = inttoptr i64 %b to ptr
-  %size = call i64 @malloc_usable_size(ptr %p)
-  call void @free(ptr %p)
-  br label %next
-next:
-  %got = phi i64 [0, %body], [%size, %free]
-  %total1 = add i64 %total, %got
-  %i1 = add i64 %i, 1
-  br label %loop
-done:
-  ret i64 %total
 }
 """
 
@@ -75,10 +46,9 @@ def release_memory() -> int:
     with _LOCK:
         if _RELEASE is None:
             _RELEASE = compile_ir(_RELEASE_IR)
-    kept = 0
-    for name in ("zy.tape_pool_release", "zy.buffer_cache_release"):
-        kept += int(ctypes.CFUNCTYPE(ctypes.c_int64)(_RELEASE.address(name))())
-    return kept
+    kept = int(ctypes.CFUNCTYPE(ctypes.c_int64)(_RELEASE.address("zy.tape_pool_release"))())
+    buffers = buffer_functions()["zy.buffer_cache_release"]
+    return kept + int(ctypes.CFUNCTYPE(ctypes.c_int64)(buffers)())
 
 
 def set_tape_cache(nbytes: int) -> int:

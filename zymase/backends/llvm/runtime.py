@@ -21,28 +21,19 @@ attributes #0 = { nounwind }
 attributes #1 = { nounwind willreturn memory(none) }
 attributes #2 = { nounwind alwaysinline }
 
-@zy.buffer_cache = external global [8 x i64]
-declare i64 @malloc_usable_size(ptr)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare ptr @zy.alloc_big(i64, i32)  ; (kept buffers: cpu/tape_pool.py, compiled once)
+declare void @zy.cache_put(ptr)
 
 define internal ptr @zy.alloc(i64 %n, i32 %zero) #2 {
 entry:
   %n1 = call i64 @llvm.umax.i64(i64 %n, i64 1)
-  %z = icmp ne i32 %zero, 0
   %big = icmp uge i64 %n1, """ + str(CACHED_MIN) + """
-  br i1 %big, label %cached, label %fresh
-cached:
-  %k = call ptr @zy.cache_take(i64 %n1)
-  %got = icmp ne ptr %k, null
-  br i1 %got, label %hit, label %fresh
-hit:
-  br i1 %z, label %clear, label %done
-clear:
-  call void @llvm.memset.p0.i64(ptr %k, i8 0, i64 %n1, i1 false)
-  br label %done
-done:
+  br i1 %big, label %kept, label %fresh
+kept:
+  %k = call ptr @zy.alloc_big(i64 %n1, i32 %zero)
   ret ptr %k
 fresh:
+  %z = icmp ne i32 %zero, 0
   br i1 %z, label %c, label %m
 c:
   %p = call ptr @calloc(i64 %n1, i64 1)
@@ -50,39 +41,6 @@ c:
 m:
   %q = call ptr @malloc(i64 %n1)
   ret ptr %q
-}
-
-; a kept buffer of at least %n bytes and at most twice that, or null
-define internal ptr @zy.cache_take(i64 %n) #0 {
-entry:
-  %most = shl i64 %n, 1
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %next]
-  %more = icmp slt i64 %i, 8
-  br i1 %more, label %body, label %none
-body:
-  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
-  %b = atomicrmw xchg ptr %slot, i64 0 acq_rel
-  %have = icmp ne i64 %b, 0
-  br i1 %have, label %check, label %next
-check:
-  %p = inttoptr i64 %b to ptr
-  %size = call i64 @malloc_usable_size(ptr %p)
-  %fits = icmp uge i64 %size, %n
-  %snug = icmp ule i64 %size, %most
-  %ok = and i1 %fits, %snug
-  br i1 %ok, label %take, label %back
-take:
-  ret ptr %p
-back:
-  call void @zy.cache_put(ptr %p)
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  br label %loop
-none:
-  ret ptr null
 }
 
 ; free an array's memory (%n bytes, or unknown: -1), or keep it for zy.alloc when it is between
@@ -100,36 +58,6 @@ keep:
   ret void
 drop:
   call void @free(ptr %p)
-  ret void
-}
-
-define internal void @zy.cache_put(ptr %p) #0 {
-entry:
-  %null = icmp eq ptr %p, null
-  br i1 %null, label %done, label %sized
-sized:
-  %size = call i64 @malloc_usable_size(ptr %p)
-  %lo = icmp uge i64 %size, """ + str(CACHED_MIN) + """
-  %hi = icmp ule i64 %size, """ + str(CACHED_MAX + (1 << 20)) + """
-  %keep = and i1 %lo, %hi
-  br i1 %keep, label %loop, label %drop
-loop:
-  %i = phi i64 [0, %sized], [%i1, %next]
-  %more = icmp slt i64 %i, 8
-  br i1 %more, label %body, label %drop
-body:
-  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
-  %b = ptrtoint ptr %p to i64
-  %r = cmpxchg ptr %slot, i64 0, i64 %b acq_rel monotonic
-  %put = extractvalue { i64, i1 } %r, 1
-  br i1 %put, label %done, label %next
-next:
-  %i1 = add i64 %i, 1
-  br label %loop
-drop:
-  call void @free(ptr %p)
-  br label %done
-done:
   ret void
 }
 
