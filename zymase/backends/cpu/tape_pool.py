@@ -79,6 +79,8 @@ def buffer_functions() -> dict[str, int]:
     """The kept-buffer functions (compiled at first use, never unloaded) by symbol name."""
     with _LOCK:
         if not _BUFFERS:
+            llvm.initialize_native_target()  # (a process loading code from the disk cache
+            llvm.initialize_native_asmprinter()  # may get here first)
             tm = llvm.Target.from_default_triple().create_target_machine(opt=2, jit=True)
             text = BUFFERS_IR.replace("__CACHE__", _CACHE_IR.format(lo=CACHED_MIN,
                                                                    hi=CACHED_MAX + (1 << 20)))
