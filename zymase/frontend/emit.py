@@ -29,6 +29,7 @@ from ..ir.ops import (
 )
 from ..ir.parallel import reductions
 from ..ir.types import I64, ArrayType, ScalarType
+from ..passes.rewrite import rebuild
 from .typing import Array, Scalar
 
 # ---------------------------------------------------------------------- loop nests and buffers
@@ -58,7 +59,7 @@ def nest(lw, dims, body, carried=(), parallel: bool = False):
         op = b.create(For, [b.i64(0), dims[k], b.i64(1), *acc], [v.type for v in acc],
                       regions=[Region([blk])])
         if parallel and k == 0:
-            op = parallel_loop(b, op)
+            op = parallel_loop(op)
         return list(op.results)
 
     idx_stack: list = []
@@ -68,24 +69,14 @@ def nest(lw, dims, body, carried=(), parallel: bool = False):
 GRAIN = 1 << 14  # elements below which a NumPy loop of jit(parallel=True) runs on one thread
 
 
-def parallel_loop(b, op):
+def parallel_loop(op):
     """``scf.for`` ``op`` rebuilt as an ``scf.parallel`` marked with a grain (the backend runs
     it on one thread when it covers fewer elements), unless a carried value is not a
     reduction."""
-    loop = b.create(Parallel, list(op.operands), [r.type for r in op.results],
-                    {"grain": GRAIN}, regions=[])
-    for r in op.regions:
-        loop.add_region(r)
-    op.regions = []
+    keep = list(range(len(op.results)))
+    loop = rebuild(op, list(op.operands), keep, Parallel, {**op.attrs, "grain": GRAIN})
     if loop.results and reductions(loop) is None:
-        op.regions, loop.regions = loop.regions, []
-        for r in op.regions:
-            r.parent = op
-        loop.erase()
-        return op
-    for old, new in zip(op.results, loop.results):
-        old.replace_all_uses_with(new)
-    op.erase()
+        return rebuild(loop, list(loop.operands), keep, For, dict(op.attrs))
     return loop
 
 

@@ -133,12 +133,14 @@ def inline_block_before(block: Block, anchor: Op, args: list[Value]) -> list[Val
     return out
 
 
-def rebuild(op: Op, operands: list[Value], keep: list[int]) -> Op:
-    """Replace ``op`` by an op of its class with new ``operands`` and only the results in
-    ``keep`` (the others must be unused); its regions move over unchanged."""
+def rebuild(op: Op, operands: list[Value], keep: list[int], cls=None, attrs=None) -> Op:
+    """Replace ``op`` by an op of its class (or ``cls``, with ``attrs``: an ``scf.for`` made an
+    ``scf.parallel`` and back) with new ``operands`` and only the results in ``keep`` (the
+    others must be unused); its regions move over unchanged."""
     regions = list(op.regions)
     op.regions = []
-    new = type(op)(operands, [op.results[i].type for i in keep], op.attrs, regions, op.loc)
+    new = (cls or type(op))(operands, [op.results[i].type for i in keep],
+                            op.attrs if attrs is None else attrs, regions, op.loc)
     op.parent.insert_before(op, new)
     for k, i in enumerate(keep):
         new.results[k].hint = op.results[i].hint

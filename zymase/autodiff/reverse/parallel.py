@@ -65,6 +65,7 @@ from ...ir.ops import (
 from ...ir.ops import tape as tape_ops
 from ...ir.parallel import reductions
 from ...ir.types import I64, TAPE, ArrayType
+from ...passes.rewrite import rebuild
 from ..activity import is_float
 from ..arrays import dims, nest
 from .tape import trip_count
@@ -290,16 +291,11 @@ def serial_forward(rt, loop: Op) -> None:
             isinstance(op, _TAPE_OPS) and op.operands and op.operands[0].op is not None and
             not fl.is_ancestor_of(op.operands[0].op) for op in fl.walk()):
         return
-    b = Builder.before(fl, fl.loc)
-    new = b.create(For, list(fl.operands), [r.type for r in fl.results], dict(fl.attrs))
-    for r in fl.regions:
-        new.add_region(r)
-    fl.regions = []
+    new = rebuild(fl, list(fl.operands), list(range(len(fl.results))), For)
     sweep.replace_results(fl, new)
     for k, v in list(sweep.fop.items()):
         if v is fl:
             sweep.fop[k] = new
-    fl.erase()
 
 
 class IterationTapes:

@@ -42,7 +42,93 @@ declare void @free(ptr)
 declare i64 @malloc_usable_size(ptr)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
-""" + """__CACHE__""" + """
+; a big allocation: a kept buffer that fits (zeroed when asked), else fresh memory
+define ptr @zy.alloc_big(i64 %n, i32 %zero) {
+entry:
+  %z = icmp ne i32 %zero, 0
+  %k = call ptr @zy.cache_take(i64 %n)
+  %got = icmp ne ptr %k, null
+  br i1 %got, label %hit, label %fresh
+hit:
+  br i1 %z, label %clear, label %done
+clear:
+  call void @llvm.memset.p0.i64(ptr %k, i8 0, i64 %n, i1 false)
+  br label %done
+done:
+  ret ptr %k
+fresh:
+  br i1 %z, label %c, label %m
+c:
+  %p = call ptr @calloc(i64 %n, i64 1)
+  ret ptr %p
+m:
+  %q = call ptr @malloc(i64 %n)
+  ret ptr %q
+}
+
+; a kept buffer of at least %n bytes and at most twice that, or null
+define ptr @zy.cache_take(i64 %n) {
+entry:
+  %most = shl i64 %n, 1
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %next]
+  %more = icmp slt i64 %i, 8
+  br i1 %more, label %body, label %none
+body:
+  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
+  %b = atomicrmw xchg ptr %slot, i64 0 acq_rel
+  %have = icmp ne i64 %b, 0
+  br i1 %have, label %check, label %next
+check:
+  %p = inttoptr i64 %b to ptr
+  %size = call i64 @malloc_usable_size(ptr %p)
+  %fits = icmp uge i64 %size, %n
+  %snug = icmp ule i64 %size, %most
+  %ok = and i1 %fits, %snug
+  br i1 %ok, label %take, label %back
+take:
+  ret ptr %p
+back:
+  call void @zy.cache_put(ptr %p)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  br label %loop
+none:
+  ret ptr null
+}
+
+define void @zy.cache_put(ptr %p) {
+entry:
+  %null = icmp eq ptr %p, null
+  br i1 %null, label %done, label %sized
+sized:
+  %size = call i64 @malloc_usable_size(ptr %p)
+  %lo = icmp uge i64 %size, @CACHED_MIN@
+  %hi = icmp ule i64 %size, @CACHED_MAX@
+  %keep = and i1 %lo, %hi
+  br i1 %keep, label %loop, label %drop
+loop:
+  %i = phi i64 [0, %sized], [%i1, %next]
+  %more = icmp slt i64 %i, 8
+  br i1 %more, label %body, label %drop
+body:
+  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
+  %b = ptrtoint ptr %p to i64
+  %r = cmpxchg ptr %slot, i64 0, i64 %b acq_rel monotonic
+  %put = extractvalue { i64, i1 } %r, 1
+  br i1 %put, label %done, label %next
+next:
+  %i1 = add i64 %i, 1
+  br label %loop
+drop:
+  call void @free(ptr %p)
+  br label %done
+done:
+  ret void
+}
+
 define i64 @zy.buffer_cache_release() {
 entry:
   br label %loop
@@ -82,8 +168,8 @@ def buffer_functions() -> dict[str, int]:
             llvm.initialize_native_target()  # (a process loading code from the disk cache
             llvm.initialize_native_asmprinter()  # may get here first)
             tm = llvm.Target.from_default_triple().create_target_machine(opt=2, jit=True)
-            text = BUFFERS_IR.replace("__CACHE__", _CACHE_IR.format(lo=CACHED_MIN,
-                                                                   hi=CACHED_MAX + (1 << 20)))
+            text = BUFFERS_IR.replace("@CACHED_MIN@", str(CACHED_MIN)).replace(
+                "@CACHED_MAX@", str(CACHED_MAX + (1 << 20)))  # (usable size: a little more)
             mod = llvm.parse_assembly(text, context=llvm.create_context())
             mod.verify()
             engine = llvm.create_mcjit_compiler(mod, tm)
@@ -99,92 +185,3 @@ def pool_symbols() -> dict[str, int]:
     return {"zy.tape_pool": ctypes.addressof(POOL), "zy.alloc_big": functions["zy.alloc_big"],
             "zy.cache_put": functions["zy.cache_put"]}
 
-
-_CACHE_IR = """; a big allocation: a kept buffer that fits (zeroed when asked), else fresh memory
-define ptr @zy.alloc_big(i64 %n, i32 %zero) {{
-entry:
-  %z = icmp ne i32 %zero, 0
-  %k = call ptr @zy.cache_take(i64 %n)
-  %got = icmp ne ptr %k, null
-  br i1 %got, label %hit, label %fresh
-hit:
-  br i1 %z, label %clear, label %done
-clear:
-  call void @llvm.memset.p0.i64(ptr %k, i8 0, i64 %n, i1 false)
-  br label %done
-done:
-  ret ptr %k
-fresh:
-  br i1 %z, label %c, label %m
-c:
-  %p = call ptr @calloc(i64 %n, i64 1)
-  ret ptr %p
-m:
-  %q = call ptr @malloc(i64 %n)
-  ret ptr %q
-}}
-
-; a kept buffer of at least %n bytes and at most twice that, or null
-define ptr @zy.cache_take(i64 %n) {{
-entry:
-  %most = shl i64 %n, 1
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %next]
-  %more = icmp slt i64 %i, 8
-  br i1 %more, label %body, label %none
-body:
-  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
-  %b = atomicrmw xchg ptr %slot, i64 0 acq_rel
-  %have = icmp ne i64 %b, 0
-  br i1 %have, label %check, label %next
-check:
-  %p = inttoptr i64 %b to ptr
-  %size = call i64 @malloc_usable_size(ptr %p)
-  %fits = icmp uge i64 %size, %n
-  %snug = icmp ule i64 %size, %most
-  %ok = and i1 %fits, %snug
-  br i1 %ok, label %take, label %back
-take:
-  ret ptr %p
-back:
-  call void @zy.cache_put(ptr %p)
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  br label %loop
-none:
-  ret ptr null
-}}
-
-define void @zy.cache_put(ptr %p) {{
-entry:
-  %null = icmp eq ptr %p, null
-  br i1 %null, label %done, label %sized
-sized:
-  %size = call i64 @malloc_usable_size(ptr %p)
-  %lo = icmp uge i64 %size, {lo}
-  %hi = icmp ule i64 %size, {hi}
-  %keep = and i1 %lo, %hi
-  br i1 %keep, label %loop, label %drop
-loop:
-  %i = phi i64 [0, %sized], [%i1, %next]
-  %more = icmp slt i64 %i, 8
-  br i1 %more, label %body, label %drop
-body:
-  %slot = getelementptr i64, ptr @zy.buffer_cache, i64 %i
-  %b = ptrtoint ptr %p to i64
-  %r = cmpxchg ptr %slot, i64 0, i64 %b acq_rel monotonic
-  %put = extractvalue {{ i64, i1 }} %r, 1
-  br i1 %put, label %done, label %next
-next:
-  %i1 = add i64 %i, 1
-  br label %loop
-drop:
-  call void @free(ptr %p)
-  br label %done
-done:
-  ret void
-}}
-
-"""

@@ -194,7 +194,7 @@ def _loop(lw, lo, hi, step, body, carried, parallel: bool = False):
     op = b.create(For, [lo, hi, step, *carried], [v.type for v in carried],
                   regions=[Region([blk])])
     if parallel:
-        op = parallel_loop(b, op)
+        op = parallel_loop(op)
     return list(op.results)
 
 
