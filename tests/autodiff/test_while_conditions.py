@@ -67,16 +67,40 @@ def test_hessian_through_array_conditions(fn):
 
 
 def branch_chosen_array(x, c):
-    y = x * 2.0 if c > 0 else x.copy()  # REFUSED here
+    y = x * 2.0 if c > 0 else x.copy()
     y[0] = y[0] * y[1]
     return y.sum()
 
 
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_an_array_chosen_by_a_branch_then_written(c):
+    x = np.array([1.0, 2.0])
+    f = lambda x: branch_chosen_array(x, c)  # noqa: E731
+    np.testing.assert_allclose(zymase.grad(branch_chosen_array)(x, c), central(f, x),
+                               rtol=1e-7)
+
+
+def carried_then_reused(x):
+    a = x * 2.0
+    y = a
+    k = 0
+    while k < 3:  # REFUSED here
+        y[0] = y[0] * y[1]
+        y = y * 0.5
+        k += 1
+    return y.sum() + a.sum()
+
+
 def test_refusal_names_the_construct_in_user_terms():
+    """The loop's first trip writes ``a`` through ``y``, and ``a`` is read after the loop: two
+    names for one buffer, refused at the loop with what to change."""
+    x = np.array([1.0, 2.0])
     with pytest.raises(zymase.DifferentiationError) as e:
-        zymase.grad(branch_chosen_array)(np.array([1.0, 2.0]), 1.0)
+        zymase.grad(carried_then_reused)(x)
     msg = str(e.value)
     line = next(k + 1 for k, t in enumerate(open(__file__).read().splitlines())
                 if t.rstrip().endswith("# REFUSED here"))
-    assert f"test_while_conditions.py:{line}:" in msg and "an if/else" in msg, msg
-    assert "scf." not in msg
+    assert f"test_while_conditions.py:{line}:" in msg and "a loop carries" in msg, msg
+    assert "`.copy()`" in msg and "scf." not in msg
+    _, t = zymase.jvp(carried_then_reused, (x,), (np.array([1.0, 0.0]),))
+    assert t == pytest.approx(central(carried_then_reused, x)[0], rel=1e-6)

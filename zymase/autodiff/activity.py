@@ -35,7 +35,9 @@ from ..ir.ops import (
     TapeMark,
     TapeNew,
     TapePop,
+    TapePopRef,
     TapePush,
+    TapePushRef,
     TapeRead,
     Transpose,
     Yield,
@@ -73,10 +75,10 @@ class Activity:
         self.varied_roots: set = set()
         self.useful: set[Value] = set()
         self.pushed = {op.attrs["pair"]: op for op in func.walk()
-                       if isinstance(op, TapePush) and "pair" in op.attrs}
+                       if isinstance(op, (TapePush, TapePushRef)) and "pair" in op.attrs}
         self.popped: dict = {}  # pair -> its pops (a while condition's values: two)
         for op in func.walk():
-            if isinstance(op, TapePop) and "pair" in op.attrs:
+            if isinstance(op, (TapePop, TapePopRef)) and "pair" in op.attrs:
                 self.popped.setdefault(op.attrs["pair"], []).append(op)
         self._find_roots()
         for i in active_args:
@@ -131,10 +133,12 @@ class Activity:
         elif isinstance(op, Matmul):
             if self.active(op.operands[0]) or self.active(op.operands[1]):
                 changed |= self._vary_roots(op.operands[2])
-        elif isinstance(op, TapePop) and "pair" in op.attrs:
+        elif isinstance(op, (TapePop, TapePopRef)) and "pair" in op.attrs:
             push = self.pushed.get(op.attrs["pair"])
             if push is not None and self.varied_value(push.operands[1]):
                 changed |= self._mark_varied(op.result)
+                if is_float_array(op.result):  # (an array kept by reference)
+                    changed |= self._vary_roots(op.result)
         elif isinstance(op, Call):
             if any(self.varied_value(v) for v in op.operands):
                 for v in op.operands:
@@ -142,6 +146,8 @@ class Activity:
                         changed |= self._vary_roots(v)
                 for r in op.results:
                     changed |= self._mark_varied(r)
+                    if is_float_array(r):  # (a new array the callee made: its own root)
+                        changed |= self._vary_roots(r)
         elif op.name not in ZERO and not op.regions and not isinstance(op, NOT_VALUES):
             # an op with a rule, or without one (then the transforms refuse it by name)
             if any(self.varied_value(v) for v in op.operands):
@@ -180,7 +186,7 @@ class Activity:
         elif isinstance(op, Call):
             for v in op.operands:
                 changed |= self._mark_useful(v)
-        elif isinstance(op, TapePush) and "pair" in op.attrs:
+        elif isinstance(op, (TapePush, TapePushRef)) and "pair" in op.attrs:
             if any(pop.result in self.useful for pop in self.popped.get(op.attrs["pair"], ())):
                 changed |= self._mark_useful(op.operands[1])
         elif op.name not in ZERO and not op.regions and not isinstance(op, NOT_VALUES):

@@ -36,6 +36,7 @@ from ..ir.ops import (
     TapePop,
     TapePopRef,
     TapePush,
+    TapePushRef,
     TapeRead,
     TapeReserve,
     While,
@@ -395,17 +396,19 @@ class ForwardTransform:
 
     # ------------------------------------------------------------------ tape (forward over reverse)
     def op_tape_push(self, op):
+        """A value pushed (an array by reference: nothing writes it, nor so its tangent, after
+        the push) goes with its tangents, popped by the matching ``op_tape_pop``."""
         self.clone(op)
         v = op.operands[1]
         if v in self.tan and "pair" in op.attrs:
             self.tangent_pairs.add(op.attrs["pair"])
             for t in self.tan[v]:
-                self.b.create(TapePush, [self.x(op.operands[0]), t], [])
+                self.b.create(type(op), [self.x(op.operands[0]), t], [])
 
     def op_tape_pop(self, op):
         if op.attrs.get("pair") in self.tangent_pairs:
             t = self.x(op.operands[0])
-            lanes = [self.b.create(TapePop, [t], [op.result.type]).result
+            lanes = [self.b.create(type(op), [t], [op.result.type]).result
                      for _ in range(self.width)][::-1]
             self.clone(op)
             self.tan[op.result] = lanes
@@ -428,7 +431,8 @@ T = ForwardTransform
 # ops with a handler of their own; the others go by their rule record (views: ``view``)
 HANDLERS = {Load: T.op_array_load, Store: T.op_array_store, Alloc: T.op_array_alloc,
             AtomicAdd: T.op_array_atomic_add,
-            Select: T.op_arith_select, TapeRead: T.op_tape_read, TapePopRef: T.op_tape_read,
+            Select: T.op_arith_select, TapeRead: T.op_tape_read, TapePopRef: T.op_tape_pop,
+            TapePushRef: T.op_tape_push,
             Matmul: T.op_linalg_matmul, If: T.op_scf_if, For: T.op_scf_for,
             Parallel: T.op_scf_for, While: T.op_scf_while, Call: T.op_func_call,
             TapePush: T.op_tape_push, TapePop: T.op_tape_pop, TapeReserve: T.op_tape_reserve,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, ZymaseTypeError
 from ..ir.core import Func, Loc, Module, Value
 from ..ir.ops import Return
 from ..ir.types import I64
@@ -55,9 +55,18 @@ class ModuleLowerer:
         for _ in range(MAX_RECURSION_RETYPE):
             state = self.in_progress[key] = [name, guess, False]
             before = set(self.specs)
-            func, ret = self._lower(src, name, params, entry)
-            if not state[2] or type_key_or_none(ret) == type_key_or_none(guess):
-                break
+            try:
+                func, ret = self._lower(src, name, params, entry)
+            except ZymaseTypeError as e:
+                # a recursive call's guessed type met another return's (the base case returns
+                # an array): guess that one
+                ret = next((r for r in getattr(e, "returned", ()) if type_key_or_none(r) !=
+                            type_key_or_none(guess)), None) if state[2] else None
+                if ret is None:
+                    raise
+            else:
+                if not state[2] or type_key_or_none(ret) == type_key_or_none(guess):
+                    break
             guess = ret
             for k in set(self.specs) - before:  # callees typed with the wrong guess (mutual
                 del self.module.funcs[self.specs.pop(k)[0]]  # recursion): lower them again
@@ -75,7 +84,11 @@ class ModuleLowerer:
         if entry:
             func.attrs["entry"] = True
         lw = FunctionLowerer(self, src, func, params, self.options)
-        ret = lw.lower_body()
+        try:
+            ret = lw.lower_body()
+        except ZymaseTypeError as e:
+            e.returned = list(lw.returned)  # (for ``specialize``'s next guess)
+            raise
         if entry and _holds(ret, (ListVal, EmptyList)) is not None:
             raise UnsupportedError("returning a list from compiled code is not supported: "
                                    "return np.array(lst) (or a tuple)", _return_loc(src))

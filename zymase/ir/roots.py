@@ -6,7 +6,18 @@ by reverse mode (activity, caching) and by ``passes.licm`` (writes into constant
 from __future__ import annotations
 
 from .core import VIEW, Func, Op, Value
-from .ops import Alloc, ArrayConst, Call, For, If, Select, TapePushArray, TapePushRef, While
+from .ops import (
+    Alloc,
+    ArrayConst,
+    Call,
+    For,
+    If,
+    Select,
+    TapePopRef,
+    TapePushArray,
+    TapePushRef,
+    While,
+)
 from .types import ArrayType
 
 
@@ -74,7 +85,7 @@ def region_flows(op: Op):
 
 def array_flows(op: Op):
     """(array value, [source arrays]) for ops producing array values; [] means a new root."""
-    if isinstance(op, (Alloc, ArrayConst)):
+    if isinstance(op, (Alloc, ArrayConst, TapePopRef)):  # (a popped array: one of its own)
         return [(op.result, [])]
     if op.has_trait(VIEW):
         return [(op.result, [op.operands[0]])]
@@ -82,5 +93,61 @@ def array_flows(op: Op):
         return [(op.result, [op.operands[1], op.operands[2]])]  # either buffer
     if isinstance(op, Call):
         srcs = [v for v in op.operands if isinstance(v.type, ArrayType)]
-        return [(r, srcs) for r in op.results if isinstance(r.type, ArrayType)]
+        fresh = op.attrs.get("fresh") or [False] * len(op.results)  # (``summarize_calls``)
+        return [(r, [] if new else srcs) for r, new in zip(op.results, fresh)
+                if isinstance(r.type, ArrayType)]
     return [(d, [s]) for d, s in region_flows(op) if isinstance(d.type, ArrayType)]
+
+
+def call_writes(op: Call) -> list[Value]:
+    """The array arguments a call may write: those ``summarize_calls`` found its callee writes,
+    else all of them."""
+    arrays = [v for v in op.operands if isinstance(v.type, ArrayType)]
+    writes = op.attrs.get("writes")
+    return arrays if writes is None else [op.operands[k] for k in writes]
+
+
+def summarize_calls(module) -> None:
+    """Mark each call with what its callee does to arrays: ``fresh`` (per result, whether it is
+    always a buffer the callee allocates, or one a call of its returns so) and ``writes`` (the
+    positions of the array arguments it may write, through its own calls too).  A least fixed
+    point over the module, so that a recursive function returning a new array counts as
+    returning a new array."""
+    funcs = module.funcs
+    fresh = {n: [True] * len(f.attrs["result_types"]) for n, f in funcs.items()}
+    writes = {n: set() for n in funcs}
+
+    def mark():
+        for f in funcs.values():
+            for op in f.walk():
+                if isinstance(op, Call):
+                    name = str(op.attrs["callee"])
+                    if name in funcs:
+                        op.attrs["fresh"] = list(fresh[name])
+                        op.attrs["writes"] = sorted(writes[name])
+                    else:
+                        op.attrs.pop("fresh", None)
+                        op.attrs.pop("writes", None)
+    changed = True
+    while changed:
+        mark()
+        changed = False
+        for name, f in funcs.items():
+            roots = array_roots(f)
+            args = {a: k for k, a in enumerate(f.args)}
+            ret = f.body.terminator
+            new_fresh = [not isinstance(v.type, ArrayType) or all(
+                r.op is not None and isinstance(r.op, (Alloc, Call)) for r in roots.get(v, {v}))
+                for v in (ret.operands if ret is not None else [])]
+            new_writes = set(writes[name])
+            for op in f.walk():
+                written = call_writes(op) if isinstance(op, Call) else written_buffers(op)
+                for v in written:
+                    new_writes |= {args[r] for r in roots.get(v, ()) if r in args}
+            merged = [a and b for a, b in zip(fresh[name], new_fresh)]
+            if len(new_fresh) == len(merged) and merged != fresh[name]:
+                fresh[name] = merged
+                changed = True
+            if new_writes != writes[name]:
+                writes[name] = new_writes
+                changed = True

@@ -3,7 +3,9 @@ on the tape, recomputed, reloaded from memory or read from a snapshot.  Analyses
 modules build no IR.
 
 * ``policy.py``: which ops are cheap enough to recompute;
-* ``memory.py``: mod/ref over buffers (reloads, snapshots, renewed arrays);
+* ``memory.py``: mod/ref over buffers (reloads, snapshots);
+* ``flows.py``: arrays passed on by loops and branches, and whether each may have a shadow of
+  its own;
 * ``values.py``: ``Plan``, the decision per value (``Plan.how``);
 * ``mincut.py``: the values to store instead, chosen by a minimum cut.
 """

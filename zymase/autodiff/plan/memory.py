@@ -13,23 +13,21 @@ over buffers, by alias roots as in ``activity.py``).
   step instead of one value per load.
 * ``carried_load(arg)``: a loop-carried value that is the previous iteration's load (``prev =
   cur`` in ``heat1d``) is read back from the same copy, shifted by one step.
-* ``renewed_array(a)``: an array a loop replaces by a fresh buffer each iteration and otherwise
-  only reads (``u = u + f(u)``): each version gets a shadow of its own.
 """
 
 from __future__ import annotations
 
-from ...ir.core import LOOP, VIEW, Op, Value
-from ...ir.ops import AddI, Alloc, Call, Dim, For, Func, If, Load, Matmul, Store, SubI
+from ...ir.core import LOOP, Op, Value
+from ...ir.ops import AddI, Alloc, Call, For, Func, If, Load, Store, SubI
+from ...ir.roots import call_writes
 from ...ir.types import ArrayType
 from ...passes.rewrite import constant_value
-from ..activity import is_float_array
 
 
 def written_roots(op: Op, roots: dict) -> set:
-    """Alias roots of the buffers ``op`` itself may write (a call: any array it is given)."""
-    written = [v for v in op.operands if isinstance(v.type, ArrayType)] if isinstance(op, Call) \
-        else op.written()
+    """Alias roots of the buffers ``op`` itself may write (a call: the arrays its callee may
+    write, ``call_writes``)."""
+    written = call_writes(op) if isinstance(op, Call) else op.written()
     return set().union(*(roots.get(v, set()) for v in written))
 
 
@@ -232,43 +230,6 @@ def _offset_of(e: Value, iv: Value):
 def _outside(v: Value, loop: Op) -> bool:
     owner = v.op if v.op is not None else v.block.parent_op
     return owner is None or not loop.is_ancestor_of(owner)
-
-
-def renewed_array(a: Value):
-    """(loop, k) when ``a`` is carried array ``k`` of an ``scf.for`` (its block argument or its
-    result) that each iteration replaces by a buffer it allocates and fills (``u = u + f(u)``)
-    and only reads otherwise; else None.  Reverse mode carries its shadow backwards
-    (``reverse/adjoint.py``, ``_for``): each version gets a zeroed shadow of its own."""
-    if a.op is not None and isinstance(a.op, For):
-        loop, k = a.op, a.op.results.index(a)
-    elif a.op is None and isinstance(a.block.parent_op, For) and a.index > 0:
-        loop, k = a.block.parent_op, a.index - 1
-    else:
-        return None
-    body = loop.regions[0].block
-    c, y = body.args[1 + k], body.terminator.operands[k]
-    if not is_float_array(c) or y.op is None or y.op.parent is not body:
-        return None
-    fresh = isinstance(y.op, Alloc) and not y.op.attrs.get("list")
-    inner = isinstance(y.op, For) and renewed_array(y) is not None  # renewed by an inner loop
-    if not (fresh or inner):
-        return None
-    todo, seen = [c], set()
-    while todo:  # the old version is only read (or renewed by an inner loop)
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for user, i in v.uses:
-            if user.has_trait(VIEW) and i == 0:
-                todo.extend(user.results)
-            elif isinstance(user, Matmul) and i < 2:
-                continue
-            elif isinstance(user, For) and i >= 3 and user.results[i - 3] is y and inner:
-                continue
-            elif type(user) not in (Load, Dim):  # (exactly: Stride subclasses Dim)
-                return None
-    return loop, k
 
 
 def _top_index(func, op: Op) -> int:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from ...ir.core import Func, Module, Value
 from ...ir.ops import Call, Return, TapeFree
+from ...ir.roots import summarize_calls
 from ..activity import Activity, is_float, is_float_array
 from ..plan import OPTIMIZATIONS, Here, Plan, choose_stores, make_plan
 from ..split import split_function
@@ -60,6 +61,7 @@ def grad_function(module: Module, func: Func, active_args, active_results,
     if key in registry:
         return registry[key]
     settings = Settings(keep_primal, frozenset(disable), memory_limit, split_calls, lower)
+    summarize_calls(module)  # what each call returns and writes, for the alias roots
     if memory_limit is not None:  # while loops get a trip count, to be checkpointed as fors
         rewrite_while_loops(func, Activity(func, sorted(active_args), list(active_results)))
     plan = make_plan(func, active_args, active_results, settings.disable)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...errors import DifferentiationError
 from ...ir.builder import Builder
-from ...ir.core import VIEW, Block, Region, Value
+from ...ir.core import Block, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -34,6 +34,7 @@ from ...ir.ops import (
     Relayout,
     Reshape,
     Return,
+    Select,
     Store,
     Stride,
     SubI,
@@ -42,10 +43,9 @@ from ...ir.ops import (
     While,
     Yield,
 )
-from ...ir.types import I64
+from ...ir.types import I64, ArrayType
 from ..activity import free_active, is_float, is_float_array, relevant
-from ..arrays import add_into, copy, fill_zero, outer_add
-from ..plan.memory import renewed_array
+from ..arrays import copy, fill_zero, outer_add
 from ..rules import LINEAR, PARTIALS, ZERO
 from . import parallel
 from .calls import reverse_call
@@ -184,47 +184,18 @@ def _matmul_operand(rt, x, op):
     """The primal operand as it was at the product: the buffer itself when nothing writes it
     (or nothing after the statement holding the product), else a snapshot taken in the forward
     sweep."""
-    if rt.plan.policy.read_only(x) or rt.plan.memory.settled_before(x, op):
-        return rt.get(x)
-    # a version of a renewed array, which nothing writes again, is kept by reference (not under
-    # forward mode over this, which cannot follow the tangents of referenced arrays)
-    by_reference = rt.settings.split_calls
-    if by_reference and x.op is None and renewed_array(x) is not None:
-        return rt.renewed_value(x)
-    if by_reference and x.op is not None and x.op.has_trait(VIEW) and \
-            x.op.operands[0].op is None and renewed_array(x.op.operands[0]) is not None:
-        # (a view of one: u @ u.T)
-        base = rt.renewed_value(x.op.operands[0])
-        rest = [rt.get(v) for v in x.op.operands[1:]]
-        return rt.b.create(type(x.op), [base, *rest], [x.type], dict(x.op.attrs)).result
-    if by_reference and _done_in_its_block(rt, x, op):
-        # (an array made earlier in the same iteration, not written again: kept by reference)
-        return rt.kept_value(x)
+    # nothing writes it after the product (a matrix made before the loop, a version of an array
+    # a loop renews, one made earlier in the same iteration): the array itself, kept by
+    # reference when made in a loop (forward mode over this keeps its tangent so)
+    if rt.plan.policy.read_only(x) or rt.plan.memory.settled_before(x, op) or \
+            rt.flows.written_after(x, op) is None:
+        return rt.kept_array(x)
     if op.parent is not rt.func.body:
         raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
                                    "operands that are not written afterwards", op.loc)
     sweep = rt.sweep
     return sweep.copy_once(("snapshot", x, op),
                            lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
-
-
-def _done_in_its_block(rt, x, op) -> bool:
-    """Is ``x`` a buffer made in a loop's body (fresh at each iteration) that holds ``op`` and
-    written only by the statements of that body before the one holding ``op``?"""
-    if x.op is None or not isinstance(x.op, Alloc) or x.block is rt.func.body or \
-            rt.act.roots.get(x) != {x}:
-        return False
-    block = x.block
-
-    def position(o):
-        while o is not None and o.parent is not block:
-            o = o.parent_op
-        return None if o is None else block.ops.index(o)
-
-    at = position(op)
-    return at is not None and all(
-        (p := position(w)) is not None and p < at
-        for w, rs in rt.plan.memory.writes if x in rs)
 
 
 def _matrix_transpose(b, x):
@@ -253,9 +224,9 @@ def _for(rt, op) -> None:
     if not act_c and not relevant(op, rt.act):
         return
     par = parallel.plan(rt, op)  # reversed as a parallel loop (parallel.py)
-    # arrays each iteration replaces by a new buffer: their shadows are carried backwards
+    # carried arrays with shadows of their own (``plan/flows.py``): carried backwards
     renew = [k for k, c in enumerate(carried) if is_float_array(c) and rt.act.active(c)
-             and renewed_array(c) is not None]
+             and rt.owns(c)]
     free = free_active(op, rt.act)
     b = rt.b
     lb, ub, st = (rt.get(v) for v in op.operands[:3])
@@ -280,7 +251,7 @@ def _for(rt, op) -> None:
         par.enter(rt, scope)
         rt.par.append(par)
     for j, k in enumerate(renew):
-        scope.shadows[yields[k]] = blk.args[n_s + j]
+        rt.pass_shadow(yields[k], blk.args[n_s + j], body.terminator, body)
     kk = blk.args[0]
     scope.env[body.args[0]] = b.op(AddI, lb, b.op(MulI, kk, st))
     recovered = []
@@ -320,13 +291,14 @@ def _for(rt, op) -> None:
     for j, k in enumerate(act_c):
         rt.accumulate(op.operands[3 + k], res[j])
     for j, k in enumerate(renew):  # the first version's shadow is the initial array's
-        if rt.act.active(op.operands[3 + k]):
-            add_into(b, rt.shadow(op.operands[3 + k]), res[len(act_c) + len(free) + j])
+        rt.pass_shadow(op.operands[3 + k], res[len(act_c) + len(free) + j], op, None)
 
 
 def _if(rt, op) -> None:
     act_r = [k for k, r in enumerate(op.results) if is_float(r) and rt.act.active(r)]
-    if not act_r and not relevant(op, rt.act):
+    # chosen arrays with shadows of their own, passed to the array each branch gives
+    arr = [(k, rt.shadow(r)) for k, r in enumerate(op.results) if r in rt.own]
+    if not act_r and not arr and not relevant(op, rt.act):
         return
     free = free_active(op, rt.act)
     b = rt.b
@@ -338,9 +310,11 @@ def _if(rt, op) -> None:
         blk = Block()
         saved = (b.block, b.index)
         rt.enter(region.block, blk, free, cur)
-        yields = region.block.terminator.operands
+        term = region.block.terminator
+        for k, sh in arr:
+            rt.pass_shadow(term.operands[k], sh, term, region.block)
         for j, k in enumerate(act_r):
-            rt.accumulate(yields[k], cts[j])
+            rt.accumulate(term.operands[k], cts[j])
         reverse_block(rt, region.block)
         b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
         rt.leave(saved)
@@ -352,64 +326,112 @@ def _if(rt, op) -> None:
         rt.ct[f] = r
 
 
-def _region(rt, pblock: Block, seeds, free, free_in, outs):
+def _region(rt, pblock: Block, seeds, free, free_in, outs, passes=(), shadows=()):
     """Reverse one execution of ``pblock`` in a region of its own (``scf.if true``), seeding
-    the adjoints of ``seeds`` (value, adjoint) pairs; returns (adjoints of ``outs``, free)."""
+    the adjoints of ``seeds`` (value, adjoint) pairs and passing on the flow shadows ``passes``
+    (value, shadow, terminator); returns (adjoints of ``outs``, the shadows of ``shadows``
+    (value, a shadow of its type to stand in on the branch never taken), free)."""
     b = rt.b
     blk, other = Block(), Block()
     saved = (b.block, b.index)
     rt.enter(pblock, blk, free, free_in)
+    for v, sh, term in passes:
+        rt.pass_shadow(v, sh, term, pblock)
     for v, c in seeds:
         rt.accumulate(v, c)
     reverse_block(rt, pblock)
     results = [rt.ct.get(o) or _zero_like(rt, o) for o in outs]
+    results += [rt.as_type(rt.shadow(v), v.type) for v, _ in shadows]
     results += [rt.ct.get(f) or _zero_like(rt, f) for f in free]
     b.yield_(*results)
     rt.leave(saved)
     with b.at(other):
-        b.yield_(*[_zero_like(rt, o) for o in outs], *free_in)
+        b.yield_(*[_zero_like(rt, o) for o in outs],
+                 *[rt.as_type(sh, v.type) for v, sh in shadows], *free_in)
     new = b.create(If, [b.i1(True)], [v.type for v in results],
                    regions=[Region([blk]), Region([other])])
     r = list(new.results)
-    return r[:len(outs)], r[len(outs):]
+    n, m = len(outs), len(outs) + len(shadows)
+    return r[:n], r[n:m], r[m:]
 
 
 def _while(rt, op) -> None:
+    """A ``scf.while`` becomes a loop over its trip count, counted in the forward sweep: the
+    last test reversed, then each trip's body and test, last first.  Carried arrays with
+    shadows of their own carry them backwards (``plan/flows.py``)."""
     before, after = op.regions[0].block, op.regions[1].block
     act_b = [k for k, a in enumerate(before.args) if is_float(a) and rt.act.active(a)]
     act_a = [k for k, a in enumerate(after.args) if is_float(a) and rt.act.active(a)]
-    if not act_a and not act_b and not relevant(op, rt.act):
+    arr = [k for k, a in enumerate(before.args) if is_float_array(a) and rt.act.active(a)
+           and rt.owns(a)]
+    if not act_a and not act_b and not arr and not relevant(op, rt.act):
         return
     b = rt.b
     free = free_active(op, rt.act)
     fwd, counter = rt.sweep.fwhile[op]
     count = rt.forward_value(counter, op.parent)
-    cond_vals = before.terminator.operands[1:]
-    after_yields = after.terminator.operands
+    test, step = before.terminator, after.terminator
+    cond_vals, after_yields = test.operands[1:], step.operands
     ct_res = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_a]
+    sh_res = [rt.shadow(op.results[k]) for k in arr]
     cur = [rt.ct.get(f) or _zero_like(rt, f) for f in free]
-    ct_b, cur = _region(rt, before, [(cond_vals[k], ct_res[j]) for j, k in enumerate(act_a)],
-                        free, cur, [before.args[k] for k in act_b])
-    init = ct_b + cur
+
+    def reverse_test(cts, shs, free_in):
+        return _region(rt, before, [(cond_vals[k], cts[j]) for j, k in enumerate(act_a)],
+                       free, free_in, [before.args[k] for k in act_b],
+                       [(cond_vals[k], shs[j], test) for j, k in enumerate(arr)],
+                       [(before.args[k], shs[j]) for j, k in enumerate(arr)])
+
+    ct_b, sh_b, cur = reverse_test(ct_res, sh_res, cur)  # the last test
+    init = ct_b + sh_b + cur
     blk = Block([I64] + [v.type for v in init])
     saved = (b.block, b.index)
     b.block, b.index = blk, None
-    carried_b, carried_f = list(blk.args[1:1 + len(act_b)]), list(blk.args[1 + len(act_b):])
-    ct_a, fr = _region(rt, after, [(after_yields[k], carried_b[j]) for j, k in enumerate(act_b)],
-                       free, carried_f, [after.args[k] for k in act_a])
-    ct_b2, fr2 = _region(rt, before, [(cond_vals[k], ct_a[j]) for j, k in enumerate(act_a)],
-                         free, fr, [before.args[k] for k in act_b])
-    b.yield_(*ct_b2, *fr2)
+    n_b, n_s = len(act_b), len(act_b) + len(arr)
+    carried_b, carried_s = list(blk.args[1:1 + n_b]), list(blk.args[1 + n_b:1 + n_s])
+    ct_a, sh_a, fr = _region(
+        rt, after, [(after_yields[k], carried_b[j]) for j, k in enumerate(act_b)], free,
+        list(blk.args[1 + n_s:]), [after.args[k] for k in act_a],
+        [(after_yields[k], carried_s[j], step) for j, k in enumerate(arr)],
+        [(after.args[k], carried_s[j]) for j, k in enumerate(arr)])
+    ct_b2, sh_b2, fr2 = reverse_test(ct_a, sh_a, fr)
+    b.yield_(*ct_b2, *sh_b2, *fr2)
     b.block, b.index = saved
     start = b.op(SubI, count, b.i64(1))
     loop = b.create(For, [start, b.i64(-1), b.i64(-1), *init], [v.type for v in init],
                     regions=[Region([blk])])
     res = loop.results
     for i, f in enumerate(free):  # first, as in _for
-        rt.ct[f] = res[len(act_b) + i]
+        rt.ct[f] = res[n_s + i]
     for j, k in enumerate(act_b):
         rt.accumulate(op.operands[k], res[j])
+    for j, k in enumerate(arr):  # the first version's shadow is the initial array's
+        rt.pass_shadow(op.operands[k], res[n_b + j], op, None)
+
+
+def _select(rt, op) -> None:
+    """An array chosen by ``arith.select`` with a shadow of its own: added into the shadow of
+    the one chosen (scalars follow the rule records)."""
+    r = op.result
+    if not isinstance(r.type, ArrayType):
+        _scalar(rt, op)
+        return
+    if r not in rt.own:
+        return
+    b = rt.b
+    sh = rt.shadow(r)
+    for src in op.operands[1:]:  # (made here, not in the branches below)
+        if rt.act.active(src):
+            rt.shadow(src)
+    branches = []
+    for src in op.operands[1:]:
+        blk = Block()
+        with b.at(blk):
+            rt.pass_shadow(src, sh, op, None)
+            b.yield_()
+        branches.append(blk)
+    b.create(If, [rt.get(op.operands[0])], [], regions=[Region([x]) for x in branches])
 
 
 HANDLERS = {Load: _load, Store: _store, AtomicAdd: _atomic_add, Matmul: _matmul, For: _for,
-            Parallel: _for, If: _if, While: _while, Call: reverse_call}
+            Parallel: _for, If: _if, While: _while, Call: reverse_call, Select: _select}

@@ -23,6 +23,7 @@ from ...ir.builder import Builder
 from ...ir.core import LOOP, WRITES
 from ...ir.ops import Alloc, Call, Dim, If
 from ...ir.printer import Symbol
+from ...ir.types import ArrayType
 from ..activity import is_float, is_float_array
 from ..arrays import add_into, copy
 
@@ -88,8 +89,12 @@ def _split_adjoint(rt, op, acts, res) -> None:
             for k, v in enumerate(op.operands)]
     args += [rt.shadow(op.operands[k]) for k in acts if is_float_array(op.operands[k])]
     for k in res:
-        c = rt.ct.pop(op.results[k], None)
-        args.append(c if c is not None else rt.zero(op.results[k].type))
+        r = op.results[k]
+        if is_float_array(r):  # (a new array: its shadow is its own, ``values.py``)
+            args.append(rt.shadow(r))
+            continue
+        c = rt.ct.pop(r, None)
+        args.append(c if c is not None else rt.zero(r.type))
     args += [rt.forward_value(buf, op.parent), rt.forward_value(pos, op.parent)]
     call = rt.b.create(Call, args, types, {"callee": Symbol(adj_name)})
     adjoints = iter(call.results)
@@ -188,10 +193,6 @@ def _custom_vjp(rt, op) -> None:
             c = rt.ct.pop(r, None)
             cts.append(c if c is not None else rt.zero(r.type))
         elif is_float_array(r):
-            if r.block is not rt.func.body:
-                raise DifferentiationError("a custom_vjp function returning arrays is supported "
-                                           "in reverse mode outside loops and branches (called "
-                                           "at the function's top level)", op.loc)
             if rt.act.active(r):
                 cts.append(rt.shadow(r))
             else:  # no adjoint reaches it: zeros
@@ -214,7 +215,15 @@ def _custom_vjp(rt, op) -> None:
 
 
 def _array_residual(rt, r, op):
-    if r.block is not rt.sweep.new.body:
-        raise DifferentiationError("a custom_vjp forward rule returning array residuals must be "
-                                   "called outside loops and branches in reverse mode", op.loc)
-    return r
+    """An array residual of a ``custom_vjp`` call, as the forward rule left it: kept by
+    reference (it may be one of the call's arguments or results: those must not be written
+    after the call)."""
+    if r.block is rt.sweep.new.body:
+        return r
+    for v in (*op.operands, *op.results):
+        if isinstance(v.type, ArrayType) and rt.flows.written_after(v, op) is not None:
+            raise DifferentiationError(
+                "reverse mode of a custom_vjp call inside a loop or branch keeps its array "
+                "residuals by reference: the arrays it is given and returns must not be written "
+                "after it (copy them first)", op.loc)
+    return rt.forward_value(r, op.parent)

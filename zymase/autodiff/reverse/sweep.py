@@ -38,6 +38,7 @@ from ...ir.types import I64, TAPE, ArrayType
 from ...passes.rewrite import clone_op
 from ..activity import Activity, is_float, is_float_array
 from ..arrays import copy
+from ..plan.flows import fresh_call_result
 from .state import Settings
 from .tape import count_iterations
 
@@ -145,7 +146,8 @@ class ForwardSweep:
         res = [k for k, r in enumerate(call.results) if self.act.active(r)]
         if "checkpoint_call" in callee.attrs or self.settings.memory_limit is not None or \
                 not self.settings.split_calls or (not acts and not res) or \
-                any(not is_float(call.results[k]) for k in res):
+                any(not is_float(call.results[k]) and not fresh_call_result(call.results[k])
+                    for k in res):
             return
         names = self.split_pair(callee, acts, res)
         new = Builder.before(clone).create(Call, list(clone.operands),

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from ...errors import DifferentiationError
 from ...ir.builder import Builder
-from ...ir.core import VIEW, Block, Value
+from ...ir.core import PURE, VIEW, Block, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -47,7 +47,8 @@ from ...ir.roots import array_flows
 from ...ir.types import ArrayType
 from ..arrays import add_into
 from ..plan import Here, Plan
-from ..plan.memory import renewed_array
+from ..plan.flows import Flows, fresh_call_result, handed_over, is_flow
+from ..plan.policy import ALWAYS_RECOMPUTE
 from ..rules import RuleBuilder
 from .state import Scope, Settings
 from .sweep import ForwardSweep
@@ -81,6 +82,9 @@ class Adjoint:
         self._flow_sources = None  # array value -> [(sources, through a view/call)]
         self.local_tapes: dict[Block, Value] = {}  # a parallel loop's body -> its iteration's tape
         self.par: list = []  # the parallel loops being reversed in parallel (parallel.py)
+        self.flows = Flows(plan.memory)
+        self.own: set = set()  # flow values with shadows of their own (``_flow_shadow``)
+        self._replays: dict = {}  # array chosen by a branch -> how its shadow is (``_replay``)
         self.here = Here(has=lambda v: any(v in s.env for s in self.scopes),
                          is_open=lambda block: any(s.pblock is block for s in self.scopes))
 
@@ -318,29 +322,127 @@ class Adjoint:
         if chosen is not None:
             self.scopes[-1].shadows[a] = chosen
             return chosen
-        return self._renewed_shadow(a)
+        if self._replay(a) is not None:
+            return self._replayed_shadow(a)
+        return self._flow_shadow(a)
 
-    def _renewed_shadow(self, a: Value) -> Value:
-        """A zeroed shadow of its own for each version of a renewed array (else a refusal)."""
+    def _replay(self, a: Value):
+        """For an array an ``scf.if`` chooses among arrays from outside it or views of them
+        made in its branches from pure values: per branch, (the array from outside, the ops
+        making the view from it, in order); else None."""
+        if a in self._replays:
+            return self._replays[a]
+        op, plan = a.op, None
+        if op is not None and isinstance(op, If):
+            k = op.results.index(a)
+            plan = []
+            for region in op.regions:
+                y = region.block.terminator.operands[k]
+                ops = _pure_ops(y, op)
+                base = y
+                while ops and base.op in ops and base.op.has_trait(VIEW):
+                    base = base.op.operands[0]
+                if ops is None or _defined_in(base, op) or not self.act.active(base):
+                    plan = None
+                    break
+                plan.append((base, ops))
+        self._replays[a] = plan
+        return plan
+
+    def _replayed_shadow(self, a: Value) -> Value:
+        """The shadow of an array an ``scf.if`` chooses among arrays from outside it or views
+        of them (``dst = un[1:] if vel > 0 else un[:-1]``; ``theta = theta_new if ok else
+        theta``): the same choice made again on their shadows, at the head of its block's
+        reverse region, so that it shares their shadows as it shares their buffers (exact also
+        when it is written afterwards)."""
         op = a.op
-        if renewed_array(a) is not None:
+        plan = self._replay(a)
+        k = op.results.index(a)
+        scope = self.scope_of(a.block)
+
+        def emit():
+            b = self.b
+            cond = self.get(op.operands[0])
+            bases = [self.shadow(base) for base, _ in plan]
+            outside = {}
+            for _, ops in plan:
+                for o in ops:
+                    for x in o.operands:
+                        if x not in outside and not _defined_in(x, op) and \
+                                not any(x is base for base, _ in plan):
+                            outside[x] = self.get(x)
+            blocks = []
+            for region, (base, ops), sh in zip(op.regions, plan, bases):
+                blk = Block()
+                with b.at(blk):
+                    m = dict(outside)
+                    m[base] = sh
+                    for o in ops:
+                        c = b.create(type(o), [m[x] for x in o.operands],
+                                     [r.type for r in o.results], dict(o.attrs))
+                        m.update(zip(o.results, c.results))
+                    y = region.block.terminator.operands[k]
+                    b.yield_(self.as_type(m[y], a.type))
+                blocks.append(blk)
+            return b.create(If, [cond], [a.type], regions=[Region([x]) for x in blocks]).result
+        r = self.at_head(scope, emit)
+        scope.shadows[a] = r
+        return r
+
+    def _flow_shadow(self, a: Value) -> Value:
+        """A zeroed shadow of its own for an array passed on by control flow (``plan/flows.py``)
+        -- made at the head of its block's reverse region, handed on where the adjoint sweep
+        reaches what passed it on (``pass_shadow``) -- else a refusal."""
+        if is_flow(a) or fresh_call_result(a):
             scope = self.scope_of(a.block)
             dims = self.forward_dims(a)
             r = self.at_head(scope, lambda: self.b.create(
                 Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result)
-            r = self._as(r, a.type) if r.type != a.type else r
+            r = self.as_type(r, a.type) if r.type != a.type else r
             scope.shadows[a] = r
+            self.own.add(a)
             return r
+        op = a.op
         owner = op if op is not None else a.block.parent_op  # (a block argument: its loop)
         if op is None and not isinstance(owner, (For, While, If)):
             owner = None
         what = _ORIGINS.get(type(owner), f"`{owner.name}`") if owner is not None else \
             "a value carried by a loop or chosen by a branch"
         raise DifferentiationError(
-            f"reverse mode cannot follow an active array that comes from {what} here (arrays "
-            "carried from one loop iteration to the next and written in place, renewed by a "
-            "while loop, or chosen by a branch, are not supported in reverse mode yet)",
-            owner.loc if owner is not None else self.func.loc)
+            f"reverse mode cannot follow an active array that comes from {what} here (not "
+            "supported in reverse mode yet)", owner.loc if owner is not None else self.func.loc)
+
+    def owns(self, a: Value) -> bool:
+        """Does array ``a`` get a shadow of its own as a flow value (``_flow_shadow``), rather
+        than a list's (``list_shadow``) or its buffer's chosen by address (``chosen_shadow``)?"""
+        roots = self.act.roots.get(a, set())
+        return is_flow(a) and not (roots and all(_is_list_buffer(r) for r in roots)) and \
+            not self._choosable(a, roots) and self._replay(a) is None
+
+    def pass_shadow(self, src: Value, s: Value, where, block) -> None:
+        """Give shadow ``s`` of a flow value to ``src``, which came in at ``where`` (the
+        terminator ending ``block``, or the loop or select taking it from outside: the edges
+        of ``plan/flows.py``): ``src``'s shadow from here on when it dies there, else added
+        into its own shadow (refused when its buffer may be written afterwards)."""
+        if not self.act.active(src):
+            return
+        if handed_over(src, where, block) and (src.op is not None and not is_flow(src)
+                                                or self.owns(src)):
+            self.scopes[-1].shadows[src] = self.as_type(s, src.type)
+            if is_flow(src):
+                self.own.add(src)
+            return
+        if block is not None or not self.flows.consumed(src, where):
+            w = self.flows.written_after(src, where)
+            if w is not None:
+                owner = where if block is None else block.parent_op
+                fix = "choose or swap whole arrays instead" if src.op is not None and \
+                    src.op.has_trait(VIEW) else "pass a copy (`.copy()`) instead"
+                raise DifferentiationError(
+                    f"reverse mode cannot follow an array that {_passes(owner)} here while "
+                    f"it may still be written afterwards (line {w.loc.line}): two names then "
+                    f"hold one buffer; {fix}", owner.loc)
+        add_into(self.b, self.shadow(src), s)
 
     def list_shadow(self, a: Value):
         """The one shadow of all the buffers of a Python list (``frontend/lists.py``): ``append``
@@ -388,6 +490,7 @@ class Adjoint:
         self.scopes = self.scopes[:self.scopes.index(scope) + 1]
         self.b.block, self.b.index = scope.rblock, scope.head
         body_env, scope.env = scope.env, scope.head_env
+        before = len(scope.rblock.ops)
         try:
             return emit()
         finally:
@@ -395,23 +498,28 @@ class Adjoint:
             scope.env = body_env
             scope.env.update(scope.head_env)
             self.scopes, (self.b.block, self.b.index) = saved[0], saved[1:]
+            if self.b.block is scope.rblock and self.b.index is not None:
+                self.b.index += len(scope.rblock.ops) - before  # (it was past the head)
 
     def chosen_shadow(self, a: Value):
         """The shadow of an array that is one of several top-level buffers (swapped in a loop,
         chosen by a branch): the forward sweep records which one by its address, and the
         adjoint sweep selects that buffer's shadow.  None when some candidate has no shadow."""
         roots = self.act.roots.get(a, set())
-        if len(roots) < 2 or not all(r in self.sweep.fshadow and r.block is self.func.body
-                                     for r in roots) or not self._whole_buffers(a, roots):
+        if not self._choosable(a, roots):
             return None
         ptr = self._data_ptr(a)
         b = self.b
         roots = sorted(roots, key=lambda r: r.index + (r.op.results.index(r) if r.op else 0))
-        out = self._as(self.sweep.fshadow[roots[-1]], a.type)
+        out = self.as_type(self.sweep.fshadow[roots[-1]], a.type)
         for r in roots[:-1]:
             same = b.op(CmpI, ptr, b.op(DataPtr, self.sweep.fmap[r]), pred="eq")
-            out = b.op(Select, same, self._as(self.sweep.fshadow[r], a.type), out)
+            out = b.op(Select, same, self.as_type(self.sweep.fshadow[r], a.type), out)
         return out
+
+    def _choosable(self, a: Value, roots: set) -> bool:
+        return bool(roots) and all(r in self.sweep.fshadow and r.block is self.func.body
+                                   for r in roots) and self._whole_buffers(a, roots)
 
     def _whole_buffers(self, a: Value, roots: set) -> bool:
         """Whether every array ``a`` may be is one of ``roots`` itself, not a view into one
@@ -440,11 +548,19 @@ class Adjoint:
                 todo.extend(srcs)
         return True
 
-    def renewed_value(self, a: Value) -> Value:
-        """The buffer block argument ``a`` of a loop that renews it (``renewed_array``) held in
-        the iteration being reversed: nothing writes a version after it is made, so a reference
-        to it is pushed (``tape.push_ref``) instead of its elements."""
-        return self.kept_value(a)
+    def kept_array(self, x: Value) -> Value:
+        """Array ``x``, which nothing writes after the point asking for it, as that point saw
+        it: a top-level array as it is, one of a loop's body by reference (``kept_value``), a
+        view made again on either."""
+        if self.plan.array_available(x):
+            return self.get(x)
+        op = x.op
+        if op is not None and op.has_trait(VIEW):
+            base = self.kept_array(op.operands[0])
+            rest = [self.get(v) for v in op.operands[1:]]
+            return self._memo(x, self.b.create(type(op), [base, *rest], [x.type],
+                                               dict(op.attrs)).result)
+        return self.kept_value(x)
 
     def kept_value(self, a: Value) -> Value:
         """Array ``a`` of a loop's body, which nothing writes after the iteration reads it, as
@@ -459,18 +575,15 @@ class Adjoint:
         """The dimensions of primal array ``a`` (defined in a block of the forward sweep) as
         values the adjoint sweep can use at the start of ``a``'s reverse block."""
         sweep = self.sweep
-        if a.block is self.func.body:
-            b = Builder(sweep.new.body, sweep.new.body.ops.index(sweep.fop[a.op]) + 1
-                        if a.op is not None else 0, self.func.loc)
-            return [b.op(Dim, sweep.fmap[a], axis=k) for k in range(a.type.ndim)]
-        fb = sweep.fblock[a.block]
+        top = a.block is self.func.body
+        fb = sweep.new.body if top else sweep.fblock[a.block]
         fa = sweep.fmap[a]
-        at = 0 if fa.op is None else fb.ops.index(fa.op) + 1
+        at = 0 if fa.op is None else fb.ops.index(_ancestor_in(fa.op, fb)) + 1
         b = Builder(fb, at, self.func.loc)
         dims = [b.op(Dim, fa, axis=k) for k in range(a.type.ndim)]
-        return [self.forward_value(d, a.block) for d in dims]
+        return dims if top else [self.forward_value(d, a.block) for d in dims]
 
-    def _as(self, v: Value, t) -> Value:
+    def as_type(self, v: Value, t) -> Value:
         return v if v.type == t else self.b.op(Relayout, v, type=t)
 
     def _data_ptr(self, a: Value) -> Value:
@@ -498,6 +611,49 @@ class Adjoint:
 
     def zero(self, t):
         return self.b.const(0, t)
+
+
+def _pure_ops(y: Value, op):
+    """The ops inside ``op`` that make ``y`` from values outside it, in order, when they are
+    all pure (views, and integer divisions that passed their checks, included); else None."""
+    out, seen = [], set()
+
+    def visit(v) -> bool:
+        if not _defined_in(v, op):
+            return True
+        d = v.op
+        if d is None or d.regions or not (d.has_trait(PURE) or d.has_trait(VIEW) or
+                                          isinstance(d, ALWAYS_RECOMPUTE)):
+            return False
+        if d not in seen:
+            seen.add(d)
+            if not all(visit(x) for x in d.operands):
+                return False
+            out.append(d)
+        return True
+    return out if visit(y) else None
+
+
+def _defined_in(v: Value, op) -> bool:
+    owner = v.op if v.op is not None else v.block.parent_op
+    return owner is not None and owner is not op and op.is_ancestor_of(owner)
+
+
+def _ancestor_in(op, block: Block):
+    """``op`` or the op around it directly in ``block`` (a forward ``scf.while`` sits in the
+    ops that count its trips)."""
+    while op.parent is not block:
+        op = op.parent_op
+    return op
+
+
+def _passes(op) -> str:
+    """What ``op`` does with the array, in the user's terms."""
+    if isinstance(op, If):
+        return "a branch chooses"
+    if isinstance(op, Select):
+        return "a conditional expression chooses"
+    return "a loop carries"
 
 
 def _is_list_buffer(r: Value) -> bool:

@@ -75,6 +75,7 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             self.symtab[a.arg] = fv
         self.symtab["$ret"] = self.const_bool(False)
         self.symtab["$rv"] = UNDEF
+        self.returned: list = []  # the values of the return statements lowered so far
 
     def lower_body(self):
         """Lower the function body; returns the FVal it returns (None for no value)."""
@@ -189,6 +190,7 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
                                    "is not supported", self.src.loc(s))
         else:
             value = self.expr(s.value)
+            self.returned.append(value)
         self.symtab["$rv"] = value
         self.symtab["$ret"] = self.const_bool(True)
         self.terminated = True
@@ -379,8 +381,9 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             return a
         where = max((loc for loc in (_def_loc(a), _def_loc(b)) if loc is not None),
                     key=lambda loc: loc.line, default=self.b.loc)
+        what = "the value returned" if name == "$rv" else f"`{name.lstrip('$')}`"
         raise ZymaseTypeError(
-            f"`{name.lstrip('$')}` is {self.describe(a)} on one path and {self.describe(b)} "
+            f"{what} is {self.describe(a)} on one path and {self.describe(b)} "
             "on another; zymase needs one type per name", where,
             note=f"(the paths meet at {self.b.loc})")
 
