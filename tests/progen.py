@@ -14,6 +14,11 @@ ranges (constant, n-based, negative steps), arrays and ``enumerate``, ``while`` 
 condition, ``while True``), break/continue/return at any depth, calls of g and h, and
 comprehensions (``sum(... for w in a)``, filtered, ``max([...])``, ``any(...)``), and loops whose
 carried name starts from a float the body reads too (``r = x; for ...: r = r * c + x``).
+Whole-array NumPy statements (``numpy=True``, on for ``f``): an array renewed by a ``while``
+loop with a data-dependent exit (``e = e * 0.5 + x * a`` while ``np.sum(e * e)`` stays small),
+an array chosen by a branch (a new one from either side, or one of two arrays themselves), and
+matrix products on an array a loop carries (``e = np.tanh(M @ e) + x * a``, sometimes with the
+matrix renewed too).
 Expressions: + - * / // % **, unary -, abs, min/max, math functions, conditional expressions,
 and/or/not and comparison chains, int/float mixing (``s = 0`` then ``s += x``).
 
@@ -98,7 +103,7 @@ class Gen:
 
     def __init__(self, choose: Callable[[int], int], *, floats, int_capable=(), ints=None,
                  arrays=(), helpers=(), returns=1, budget=TRIP_BUDGET, max_depth=3,
-                 fmod=True):  # fmt: skip
+                 fmod=True, numpy=False):  # fmt: skip
         self.choose = choose
         self.floats = list(floats)  # assignable scalars
         self.int_capable = set(int_capable)  # those that may hold an int
@@ -112,6 +117,7 @@ class Gen:
         self.loops = 0  # enclosing loops
         self.loop_var = None  # the variable of the for loop whose body this is (directly)
         self.fmod = fmod  # may it use float ``%`` (see AVOID)
+        self.numpy = numpy  # may it use whole-array NumPy statements (``_s_renew`` ...)
         self.depth = 0  # enclosing compound statements
         self.serial = 0  # for fresh names
         self.lines: list[str] = []
@@ -374,14 +380,15 @@ class Gen:
     def nested(self, header: str, body: Callable[[], None]) -> None:
         """``header:`` and an indented body; the names the body binds stay inside it."""
         self.emit(header + ":")
-        saved = dict(self.ints), list(self.readonly), list(self.floats), self.loop_var
+        saved = (dict(self.ints), list(self.readonly), list(self.floats), self.loop_var,
+                 list(self.arrays))
         self.loop_var = None
         self.indent += 1
         self.depth += 1
         body()
         self.depth -= 1
         self.indent -= 1
-        self.ints, self.readonly, self.floats, self.loop_var = saved
+        self.ints, self.readonly, self.floats, self.loop_var, self.arrays = saved
 
     def stmt(self) -> bool:
         """Emit one statement; True when it was a jump (break, continue, return)."""
@@ -396,7 +403,9 @@ class Gen:
             "ifdef": nest, "call": "h" in self.helpers and bool(self.writable()),
             "lastdef": nest and self.budget >= 4,
             "rebind": 2 * (self.loop_var is not None), "comp": self.budget >= 2,
-            "seeded": nest and self.budget >= 4
+            "seeded": nest and self.budget >= 4,
+            "renew": nest and self.numpy and self.budget >= 2,
+            "choose": nest and self.numpy, "matvec": nest and self.numpy and self.budget >= 2
         })
         # fmt: on
         if kind == "bare_jump":
@@ -595,6 +604,81 @@ class Gen:
         self.nested(f"for {var} in range({trips})", body)
         self.floats.append(name)
 
+    # ------------------------------------------------------------------ whole arrays (NumPy)
+    def long_array(self) -> str:
+        """An array of the full length L (a name, or one reversed)."""
+        arr = self.one([a for a in self.arrays if a.cls == "L"])
+        return arr.text + ("[::-1]" if arr.text.isidentifier() and self.choose(4) == 0 else "")
+
+    def _s_renew(self):
+        """An array a ``while`` loop renews until a test on its values fails (``e = e * 0.5 +
+        x * a`` while ``np.sum(e * e)`` stays small), or until a count; then used."""
+        name, counter = self.fresh("arr"), self.fresh("m")
+        trips = 1 + self.choose(min(4, self.budget))
+        self.emit(f"{name} = {self.long_array()}{self.one(('.copy()', ' * 0.5'))}")
+        self.emit(f"{counter} = 0")
+        test = self.pick({"sum": 2, "element": 1, "count": 1})
+        head = f"{counter} < {trips}"
+        if test == "sum":
+            head += f" and np.sum({name} * {name}) < {self.one(('4.0', '20.0'))}"
+        elif test == "element":
+            head += f" and {name}[{self.one(('0', '-1'))}] {self.one(CMP[:4])} {self.atom()}"
+
+        def body():
+            self.emit(f"{counter} += 1")
+            self.ints[counter] = frozenset()
+            step = self.pick({"affine": 2, "tanh": 1, "two": 1})
+            other = self.long_array()
+            if step == "affine":
+                self.emit(f"{name} = {name} * {self.factor()} + {self.float_expr(1)} * {other}")
+            elif step == "tanh":
+                self.emit(f"{name} = np.tanh({name} + {self.factor()} * {other})")
+            else:  # a second array made in the trip, then the renewal reads both
+                tmp = self.fresh("tmp")
+                self.emit(f"{tmp} = {name} * {other}")
+                self.emit(f"{name} = {name} * 0.5 + {tmp} * {self.factor()}")
+            if self.choose(3) == 0:
+                self.nested(f"if {self.cond(1)}", lambda: self.emit("break"))
+
+        self.nested(f"while {head}", body)
+        self.ints[counter] = frozenset()
+        self.arrays.append(Arr(name, "L", True))
+
+    def _s_choose(self):
+        """An array chosen by a branch: a new one from either side (then writable), or one of
+        two arrays themselves (then only read through the new name)."""
+        name = self.fresh("arr")
+        form = self.pick({"ifexp": 2, "if": 2, "alias": 1})
+        p, q = self.long_array(), self.long_array()
+        if form == "ifexp":
+            self.emit(f"{name} = {p} * {self.factor()} if {self.cond(1)} else {q}.copy()")
+        elif form == "if":
+            self.nested(f"if {self.cond(1)}",
+                        lambda: self.emit(f"{name} = {p} + {self.float_expr(1)}"))
+            self.nested("else", lambda: self.emit(f"{name} = {q} * {self.factor()}"))
+        else:
+            self.emit(f"{name} = {p} if {self.cond(1)} else {q}")
+        self.arrays.append(Arr(name, "L", form != "alias"))
+
+    def _s_matvec(self):
+        """Matrix products on an array a ``for`` loop carries (``e = np.tanh(M @ e) + x * a``),
+        sometimes with the matrix renewed too (``M = M + np.outer(e, e) * 0.1``)."""
+        mat, name, var = self.fresh("M"), self.fresh("arr"), self.fresh("t")
+        trips = 1 + self.choose(min(3, self.budget))
+        self.emit(f"{mat} = np.outer({self.long_array()}, {self.long_array()}) * 0.1")
+        self.emit(f"{name} = {self.long_array()}.copy()")
+        renew_matrix = self.choose(3) == 0
+
+        def body():
+            self.ints[var] = frozenset()
+            product = self.one((f"{mat} @ {name}", f"{name} @ {mat}", f"{mat}.T @ {name}"))
+            self.emit(f"{name} = np.tanh({product}) + {self.factor()} * {self.long_array()}")
+            if renew_matrix:
+                self.emit(f"{mat} = {mat} * 0.5 + np.outer({name}, {self.long_array()}) * 0.1")
+
+        self.nested(f"for {var} in range({trips})", body)
+        self.arrays.append(Arr(name, "L", True))
+
     def _s_comp(self):
         """A comprehension's value assigned to a name: a sum, a filtered sum, the max of a list
         or any() of a generator, over an array or a range (its variable is the comprehension's
@@ -669,7 +753,8 @@ def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
     returns = 1 + choose(2)
     k0 = 1 + choose(2)
     k0_classes = frozenset(c for c, m in CLASS_MIN.items() if m > k0)
-    parts = [f"import math\n\nC0 = {('0.75', '-1.25', '2.5')[choose(3)]}\nK0 = {k0}\n"]
+    parts = ["import math\n\nimport numpy as np\n\n"
+             f"C0 = {('0.75', '-1.25', '2.5')[choose(3)]}\nK0 = {k0}\n"]
     parts += [helper(choose, name, k0_classes, fmod) for name in sorted(helpers)]
     arrays = [Arr("a", "L", "a" in mutates), Arr("b", "L", "b" in mutates), Arr("c", "L", True)]
     prologue = ["L = len(a)", "c = a.copy()"]
@@ -684,7 +769,8 @@ def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
     prologue += ["s = 0", "t = 0.0", f"u = {('x', 'y * 0.5', '1.0')[choose(3)]}"]
     ints = {"n": frozenset(), "L": frozenset(), "K0": k0_classes}
     gen = Gen(choose, floats=["s", "t", "u", "x", "y"], int_capable={"s"}, ints=ints,
-              arrays=arrays, helpers=helpers, returns=returns, fmod=fmod)  # fmt: skip
+              arrays=arrays, helpers=helpers, returns=returns, fmod=fmod,
+              numpy=True)  # fmt: skip
     for line in prologue:
         gen.emit(line)
     gen.block(5)

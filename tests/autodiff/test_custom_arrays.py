@@ -1,9 +1,8 @@
 """custom_vjp functions returning arrays, in reverse mode: the backward rule receives the
 arrays' cotangents (their shadows) and its cotangents reach the arguments, at the top level and
-inside loops and branches (the residuals are then kept by reference)."""
+inside loops and branches (the residuals, copied at the call, are then kept by reference)."""
 
 import numpy as np
-import pytest
 from autodiff.ad_check import check_grads
 
 import zymase
@@ -95,17 +94,17 @@ def test_inside_a_branch():
 
 def written_after(x):
     t = 0.0
-    for _ in range(2):
-        y = scaled_exp(x)
+    for k in range(2):
+        y = scaled_exp(x * (k + 1.0))
         t += (y * y).sum()
-        y[0] = 0.0  # the residual is y itself: kept by reference, it must not be written
+        y[0] = 0.0  # the residual is y itself: the backward rule must see it as the call left it
+        t += y.sum()
     return t
 
 
-def test_a_residual_written_after_the_call_in_a_loop_is_refused_at_the_call():
-    with pytest.raises(zymase.DifferentiationError) as info:
-        zymase.grad(written_after)(np.array([0.1, 0.2]))
-    assert "test_custom_arrays.py:" in str(info.value) and "scaled_exp(x)" in str(info.value)
+def test_a_residual_written_after_the_call_in_a_loop():
+    x = np.array([0.1, 0.2])
+    check_grads(written_after, (x,), modes=("rev",))
 
 
 @zymase.custom_vjp

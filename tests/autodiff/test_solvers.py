@@ -90,3 +90,34 @@ def test_conjugate_gradients_keep_o_of_k_n_numbers(n):
     per_iteration = (large - small) / 5
     assert per_iteration <= 8 * 8 * n + 512, (n, per_iteration)
     check_grads(cg_steps, (b, 10), argnums=0)
+
+
+# under memory_limit a recursive call in a loop is re-run, which is refused there; a list grown
+# across iterations cannot be saved as a loop state
+NO_LIMIT = {"bezier_length", "pendulum_energies"}
+
+
+@pytest.mark.parametrize("name", sorted(set(ALL) - NO_LIMIT))
+def test_checkpointing_gives_the_same_gradient(name):
+    """memory_limit checkpoints the loops, carried arrays included (saved by contents, or
+    swapped buffers by which one), and runs the same float operations."""
+    fn, args, nums = S.PROGRAMS[name]
+    want = zymase.grad(fn, argnums=nums)(*args)
+    limit = 1 << 12
+    for _ in range(4):
+        try:
+            got = zymase.grad(fn, argnums=nums, memory_limit=limit)(*args)
+            break
+        except zymase.ZymaseMemoryError as e:
+            limit = int(str(e).split("needs at least ")[1].split(" bytes")[0])
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("name", sorted(NO_LIMIT))
+def test_what_checkpointing_cannot_do_is_refused_at_a_line(name):
+    fn, args, nums = S.PROGRAMS[name]
+    with pytest.raises(ZymaseError) as e:
+        zymase.grad(fn, argnums=nums, memory_limit=1 << 16)(*args)
+    assert "solver_programs.py:" in str(e.value).splitlines()[0]

@@ -29,6 +29,7 @@ from .values import check_differentiable, flat_args, normalize_argnums
 HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwrites",
        "snapshot": "read from a copy taken before its loop",
        "carried": "read from that copy, one iteration back",
+       "kept": "read from its array, kept by reference",
        "induction": "rebuilt from the loop counter (an induction variable)"}
 
 

@@ -7,6 +7,8 @@ the gather ``a[argsort(a)]``.
 
 import numpy as np
 
+from ..lang import custom_vjp
+
 
 def _before(x, y):
     """NumPy's sort order: NaN after every number."""
@@ -111,9 +113,11 @@ def _square(a):
     return a.shape[0]
 
 
+@custom_vjp
 def solve(a, b):
-    """``np.linalg.solve(a, b)``: ``b`` of shape (n,) or (n, k).  Derivatives go through the
-    elimination (its tape holds about n**3 / 3 numbers)."""
+    """``np.linalg.solve(a, b)``: ``b`` of shape (n,) or (n, k).  Reverse mode uses the adjoint
+    rule (``_solve_bwd``: one solve with the transpose), not the elimination's tape; forward
+    mode differentiates the elimination."""
     n = _square(a)
     if b.shape[0] != n:
         raise ValueError("solve: b must have as many rows as a")
@@ -122,6 +126,23 @@ def solve(a, b):
     else:
         x = lu_solve(a, b)
     return x
+
+
+def _solve_fwd(a, b):
+    x = solve(a, b)
+    return x, (a, x)
+
+
+def _solve_bwd(res, ct):
+    """x = a^-1 b:  b's cotangent is lam = a^-T ct, a's is -lam x^T."""
+    a, x = res
+    lam = solve(a.T, ct)
+    if x.ndim == 1:
+        return -np.outer(lam, x), lam
+    return -(lam @ x.T), lam
+
+
+solve.defvjp(_solve_fwd, _solve_bwd)
 
 
 def inv(a):

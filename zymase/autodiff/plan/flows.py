@@ -80,8 +80,7 @@ def handed_over(src: Value, where: Op, block: Block | None) -> bool:
         return False
     if src.op is None:
         return True  # the block's own argument
-    return (isinstance(src.op, Alloc) and not src.op.attrs.get("list")) or is_flow(src) or \
-        fresh_call_result(src)
+    return isinstance(src.op, Alloc) or is_flow(src) or fresh_call_result(src)
 
 
 def fresh_call_result(v: Value) -> bool:
@@ -112,16 +111,18 @@ class Flows:
                 seen = self._instances(x, root)
                 wrote = set().union(*(self._instances(y, root) for y in _written(w)
                                       if root in self.memory.roots(y)))
-                if seen == {"old"} and wrote == {"new"}:
-                    continue  # a buffer made before this run of the block; w fills this run's
-                if "old" in wrote or may_run_after(w, at, home):
+                if (seen == {"old"} and wrote <= {"new", "last"}) or \
+                        (seen == {"last"} and wrote == {"new"}):
+                    continue  # never the same buffer (see ``_instances``)
+                if wrote & {"old", "last"} or may_run_after(w, at, home):
                     return w  # (a later run of the block may write an older one)
         return None
 
     def _instances(self, v: Value, root: Value) -> set:
         """Which buffers made by ``root`` (an allocation in a block) array ``v`` may be:
         "new", the one made by the run of that block holding ``v``; "old", one made by an
-        earlier run (carried in by a loop, or from outside the block)."""
+        earlier run (carried in by a loop, or from outside the block); "last", the one the last
+        run made, as the loop or branch around the block passes it out (its result)."""
         home = root.block
         out, todo, seen = set(), [v], set()
         while todo:
@@ -132,6 +133,8 @@ class Flows:
             owner = u.op if u.op is not None else u.block.parent_op
             if u is root:
                 out.add("new")
+            elif owner is not None and owner is home.parent_op and u.op is owner:
+                out.add("last")  # the loop's or branch's result
             elif (u.op is None and u.block is home) or owner is None or \
                     _chain(owner, home) is None:
                 out.add("old")  # the block's argument, or made outside it
@@ -148,7 +151,7 @@ class Flows:
     def consumed(self, src: Value, loop: Op) -> bool:
         """Is ``src`` a fresh buffer that nothing uses after ``loop`` takes it as its initial
         value (its views and what calls return from it included)?"""
-        if src.op is None or not isinstance(src.op, Alloc) or src.op.attrs.get("list"):
+        if src.op is None or not isinstance(src.op, Alloc):
             return False
         around = _chain(loop, src.block)
         if around is None or any(p.has_trait(LOOP) for p in around[:-1]):
@@ -160,7 +163,7 @@ class Flows:
                 continue
             seen.add(v)
             for user, _ in v.uses:
-                if user is loop:
+                if user is loop or _exclusive(user, loop, src.block):
                     continue
                 if may_run_after(user, loop, src.block):
                     return False
@@ -196,6 +199,19 @@ def may_run_after(w: Op, t: Op, home: Block) -> bool:
         # between here and ``home`` brings it round again
         return any(p.has_trait(LOOP) for p in cw[:cw.index(a)])
     return True  # one holds the other
+
+
+def _exclusive(a: Op, b: Op, home: Block) -> bool:
+    """Are ``a`` and ``b`` in different branches of one ``scf.if`` (never both run in one
+    execution of ``home``)?"""
+    ca, cb = _chain(a, home), _chain(b, home)
+    if ca is None or cb is None:
+        return False
+    for x, y in zip(ca, cb):
+        if x is not y:
+            return x.parent is not y.parent and isinstance(x.parent_op, If) and \
+                x.parent_op is y.parent_op
+    return False
 
 
 def _chain(op: Op, home: Block):

@@ -8,6 +8,8 @@ are used as they are):
   without anything stored for ``v``'s own block;
 * ``"reload"`` / ``"snapshot"`` / ``"carried"``: loads read again from the buffer, or from a copy
   of it taken before a loop (``memory.py``);
+* ``"kept"``: loads read again from an array made in a loop that nothing writes afterwards,
+  kept by reference once per iteration (``kept_load``; ``flows.py``);
 * ``"induction"``: loop-carried integers that grow by a loop-invariant step (``idx += 1``);
 * ``"tape"``: everything else, and the values the min-cut chose to store (``stores``).
 
@@ -18,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ...ir.core import EXPENSIVE, PURE, VIEW, Block, Func, Value
-from ...ir.ops import AddI, For, If, Load, SubI
+from ...ir.core import EXPENSIVE, LOOP, PURE, VIEW, Block, Func, Value
+from ...ir.ops import AddI, Alloc, For, If, Load, SubI
 from ...ir.types import I64, ArrayType
+from ...passes.rewrite import constant_value
 from ..activity import Activity
+from .flows import Flows
 from .memory import Memory
 from .policy import ALWAYS_RECOMPUTE, Policy
 
@@ -54,7 +58,8 @@ class Plan:
         return replace(self, stores=frozenset(stores))
 
     def how(self, v: Value, here: Here) -> str:
-        """"recompute", "reload", "snapshot", "carried", "induction" or "tape" (see above)."""
+        """"recompute", "reload", "snapshot", "carried", "kept", "induction" or "tape" (see
+        above)."""
         if v in self.stores:
             return "tape"
         op = v.op
@@ -81,13 +86,44 @@ class Plan:
 
     def _how_load(self, op) -> str:
         if not self.array_available(op.operands[0]):
-            return "tape"
+            return "kept" if "reload" not in self.disable and self.kept_load(op) else "tape"
         if "reload" not in self.disable and (self.policy.read_only(op.operands[0]) or
                                              self.memory.reload_safe(op)):
             return "reload"
         if "snapshot" not in self.disable and self.memory.snapshot_for(op) is not None:
             return "snapshot"
         return "tape"
+
+    def kept_load(self, load) -> bool:
+        """Is ``load`` one of a loop's reads of an array made in a block around that loop (a
+        version of an array a loop renews, read element by element) that nothing writes
+        afterwards?  The array is then kept by reference once per run of its block instead of
+        a value per read (``"kept"``).  (A read not in a loop of its own stays on the tape: a
+        whole array kept for one element could cost far more.)"""
+        a = load.operands[0]
+        p, inner = load.parent_op, False
+        while p is not None and p is not self.func and (a.op is None or not p.is_ancestor_of(
+                a.op)) and p is not a.block.parent_op:
+            inner = inner or p.has_trait(LOOP)
+            p = p.parent_op
+        return inner and not self._small(a) and Flows(self.memory).written_after(a, load) is None
+
+    def _small(self, a: Value) -> bool:
+        """Is every buffer ``a`` may be one of at most 16 elements (then its elements cost less
+        on the tape than a reference)?"""
+        roots = self.memory.roots(a)
+        sizes = []
+        for r in roots:
+            if r.op is None or not isinstance(r.op, Alloc):
+                return False
+            n = 1
+            for d in r.op.operands:
+                c = constant_value(d)
+                if c is None:
+                    return False
+                n *= c
+            sizes.append(n)
+        return bool(sizes) and max(sizes) <= 16
 
     def tape_free(self, v: Value, here: Here, depth: int = 8, home: Block | None = None) -> bool:
         """Can ``v`` be had in the adjoint sweep without anything on the tape of its own block?

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...errors import DifferentiationError
 from ...ir.builder import Builder
-from ...ir.core import Block, Region, Value
+from ...ir.core import VIEW, Block, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -46,6 +46,7 @@ from ...ir.ops import (
 from ...ir.types import I64, ArrayType
 from ..activity import free_active, is_float, is_float_array, relevant
 from ..arrays import copy, fill_zero, outer_add
+from ..plan.flows import is_flow
 from ..rules import LINEAR, PARTIALS, ZERO
 from . import parallel
 from .calls import reverse_call
@@ -158,6 +159,8 @@ def _matmul(rt, op) -> None:
     so = rt.shadow(out)
     b = rt.b
     ranks = (a.type.ndim, bm.type.ndim)
+    for x in (a, bm):  # all first: each promotion out of an if may rebuild it (and the values
+        _matmul_operand(rt, x, op)  # had before), then each again from the memo
     pa, pb = (_matmul_operand(rt, x, op) for x in (a, bm))
     if a.type.dtype.is_complex:  # the conjugates, once (the transposes below are views)
         pa = copy(b, pa, conj=True) if rt.act.active(bm) else pa
@@ -305,25 +308,77 @@ def _if(rt, op) -> None:
     cond = rt.get(op.operands[0])
     cts = [rt.ct.pop(op.results[k], None) or _zero_like(rt, op.results[k]) for k in act_r]
     cur = [rt.ct.get(f) or _zero_like(rt, f) for f in free]
+    # arrays from before the if that one branch passes on and nothing uses after it (a list's
+    # buffer when no append grows it): on that branch their shadow is the result's, on the
+    # other a zeroed one; the reverse if gives the one taken
+    handed = _handed_on_one_branch(rt, op, arr)
+    zeros = [rt.zeroed_at_head(src) for src, _, _ in handed]
     blocks = []
-    for region in op.regions:
+    for i, region in enumerate(op.regions):
         blk = Block()
         saved = (b.block, b.index)
-        rt.enter(region.block, blk, free, cur)
+        scope = rt.enter(region.block, blk, free, cur)
         term = region.block.terminator
+        for (src, branch, sh), z in zip(handed, zeros):
+            scope.shadows[src] = sh if branch == i else z
         for k, sh in arr:
-            rt.pass_shadow(term.operands[k], sh, term, region.block)
+            if not any(term.operands[k] is src and branch == i for src, branch, _ in handed):
+                rt.pass_shadow(term.operands[k], sh, term, region.block)
         for j, k in enumerate(act_r):
             rt.accumulate(term.operands[k], cts[j])
         reverse_block(rt, region.block)
-        b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free])
+        b.yield_(*[rt.ct.get(f) or _zero_like(rt, f) for f in free],
+                 *[scope.shadows[src] for src, _, _ in handed])
         rt.leave(saved)
         blocks.append(blk)
     guard = {k: v for k, v in op.attrs.items() if k == "bounds_guard"}  # its else: cold
-    new = b.create(If, [cond], [f.type for f in free], guard,
+    new = b.create(If, [cond], [f.type for f in free] + [z.type for z in zeros], guard,
                    regions=[Region([blk]) for blk in blocks])
     for f, r in zip(free, new.results):
         rt.ct[f] = r
+    for (src, _, _), r in zip(handed, new.results[len(free):]):
+        rt.scopes[-1].shadows[src] = r
+        if is_flow(src):
+            rt.own.add(src)
+
+
+def _handed_on_one_branch(rt, op, arr) -> list:
+    """(array, branch, shadow) for the arrays of ``op``'s block, without a shadow yet, that one
+    branch of ``op`` passes on as exactly one result with a shadow of its own (``arr``: (k,
+    shadow)), and that nothing uses after ``op``."""
+    out = []
+    for k, sh in arr:
+        passing = [(i, r.block.terminator) for i, r in enumerate(op.regions)
+                   if op.results[k] is not None]
+        for i, term in passing:
+            src = term.operands[k]
+            if src.block is not op.parent or not is_float_array(src) or \
+                    not rt.act.active(src) or rt.has_shadow(src) or not rt.owns_if_flow(src) or \
+                    sum(x is src for r in op.regions for x in r.block.terminator.operands) != 1 \
+                    or not _dead_after(src, op) or any(s is src for s, _, _ in out):
+                continue
+            out.append((src, i, rt.as_type(sh, src.type)))
+    return out
+
+
+def _dead_after(v, op) -> bool:
+    """Is nothing (no use of ``v`` or of a view of it) after ``op`` in ``op``'s block?"""
+    block, at = op.parent, op.parent.ops.index(op)
+    todo, seen = [v], set()
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        for user, _ in u.uses:
+            x = user
+            while x is not None and x.parent is not block:
+                x = x.parent_op
+            if x is None or (x is not op and block.ops.index(x) > at):
+                return False
+            if user.has_trait(VIEW):
+                todo.extend(user.results)
+    return True
 
 
 def _region(rt, pblock: Block, seeds, free, free_in, outs, passes=(), shadows=()):

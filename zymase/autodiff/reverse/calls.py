@@ -23,7 +23,6 @@ from ...ir.builder import Builder
 from ...ir.core import LOOP, WRITES
 from ...ir.ops import Alloc, Call, Dim, If
 from ...ir.printer import Symbol
-from ...ir.types import ArrayType
 from ..activity import is_float, is_float_array
 from ..arrays import add_into, copy
 
@@ -215,15 +214,9 @@ def _custom_vjp(rt, op) -> None:
 
 
 def _array_residual(rt, r, op):
-    """An array residual of a ``custom_vjp`` call, as the forward rule left it: kept by
-    reference (it may be one of the call's arguments or results: those must not be written
-    after the call)."""
+    """An array residual of a ``custom_vjp`` call: the forward sweep's copy of it, taken right
+    after the call (``sweep.py``), which nothing writes; in a loop or branch kept by
+    reference."""
     if r.block is rt.sweep.new.body:
         return r
-    for v in (*op.operands, *op.results):
-        if isinstance(v.type, ArrayType) and rt.flows.written_after(v, op) is not None:
-            raise DifferentiationError(
-                "reverse mode of a custom_vjp call inside a loop or branch keeps its array "
-                "residuals by reference: the arrays it is given and returns must not be written "
-                "after it (copy them first)", op.loc)
     return rt.forward_value(r, op.parent)

@@ -38,6 +38,7 @@ from ...ir.ops import (
     Call,
     CmpI,
     Condition,
+    DataPtr,
     FloorDivI,
     For,
     If,
@@ -46,6 +47,7 @@ from ...ir.ops import (
     MaxI,
     MinI,
     MulI,
+    Relayout,
     Select,
     Sqrt,
     Store,
@@ -167,9 +169,27 @@ class Checkpointed:
         body = loop.regions[0].block
         self.carried = list(body.args[1:])
         for v in self.carried:
-            if isinstance(v.type, ArrayType):
-                raise DifferentiationError("checkpointing a loop that carries an array from one "
-                                           "iteration to the next is not supported", loop.loc)
+            rs = self.roots_of.get(v, set())
+            if isinstance(v.type, ArrayType) and rs and all(
+                    r.op is not None and r.op.attrs.get("list") for r in rs):
+                raise DifferentiationError("checkpointing a loop that grows a list from one "
+                                           "iteration to the next is not supported: drop "
+                                           "memory_limit, or fill a preallocated array",
+                                           loop.loc)
+        # a carried array's state is its contents (it keeps its shape: checked at each save),
+        # or, when it is always one of the buffers made before the loop (buffers swapped), which
+        # one (those buffers' contents are state anyway)
+        self.candidates = {}  # carried position -> the buffers it may be
+        for k, v in enumerate(self.carried):
+            rs = self.roots_of.get(v, set())
+            if isinstance(v.type, ArrayType) and rs and all(
+                    r.block is self.func.body and not loop.is_ancestor_of(
+                        r.op if r.op is not None else r.block.parent_op) for r in rs):
+                self.candidates[k] = sorted(rs, key=lambda r: (
+                    r.op is not None, r.index if r.op is None else
+                    self.func.body.ops.index(r.op)))
+        self.arrays = [k for k, v in enumerate(self.carried) if isinstance(v.type, ArrayType)
+                       and k not in self.candidates]
         self.roots = self._state_roots()
         self.escaping = [r for r in self.roots if self._escapes(r)]
         snaps = loop.attrs.get("checkpoint")
@@ -242,9 +262,13 @@ class Checkpointed:
         self.lb, self.step = lb, step
         self.trips = trip_count(b, lb, ub, step)
         self.sizes = [_size(b, fmap[r]) for r in self.roots]
-        state = b.i64(8 * len(self.carried))
+        inits = [fmap.get(v, v) for v in self.loop.operands[3:]]
+        self.asizes = [_size(b, inits[k]) for k in self.arrays]  # elements of each carried array
+        state = b.i64(8 * (len(self.carried) - len(self.arrays)))
         for r, n in zip(self.roots, self.sizes):
             state = b.op(AddI, state, b.op(MulI, n, b.i64(_itemsize(r.type))))
+        for k, n in zip(self.arrays, self.asizes):
+            state = b.op(AddI, state, b.op(MulI, n, b.i64(_itemsize(self.carried[k].type))))
         state = b.op(MaxI, state, b.i64(1))
         self.state_bytes = state
         keep = b.i64(0)  # bytes of the final contents of buffers the caller sees
@@ -255,9 +279,14 @@ class Checkpointed:
         self.stores = [b.create(Alloc, [b.op(MulI, slots, n)],
                                 [ArrayType(r.type.dtype, 1, "C")], {"init": "none"}).result
                        for r, n in zip(self.roots, self.sizes)]
-        self.pstores = [b.create(Alloc, [slots], [ArrayType(_slot_dtype(v.type), 1, "C")],
-                                 {"init": "none"}).result for v in self.carried]
-        inits = [fmap.get(v, v) for v in self.loop.operands[3:]]
+        self.pstores = [
+            b.create(Alloc, [b.op(MulI, slots, self.asizes[self.arrays.index(k)])
+                             if k in self.arrays else slots],
+                     [ArrayType(v.type.dtype if k in self.arrays else I64 if k in
+                                self.candidates else _slot_dtype(v.type), 1, "C")],
+                     {"init": "none"}).result
+            for k, v in enumerate(self.carried)]
+        self.buffers = [fmap[r] for k in sorted(self.candidates) for r in self.candidates[k]]
         self.save(b, b.i64(0), inits)
         self._run_plain(b)
 
@@ -293,7 +322,7 @@ class Checkpointed:
         """Make every forward value the adjoint sweep's driver uses visible there."""
         vals = {"trips": self.trips, "lb": self.lb, "step": self.step,
                 "state": self.state_bytes, "keep": self.keep_bytes, "max": self.max_slots}
-        for name in ("sizes", "stores", "pstores", "finals"):
+        for name in ("sizes", "asizes", "stores", "pstores", "finals", "buffers"):
             for k, v in enumerate(getattr(self, name)):
                 vals[(name, k)] = v
         for v in _free_values(self.loop):
@@ -306,7 +335,7 @@ class Checkpointed:
         self.trips, self.lb, self.step = vals["trips"], vals["lb"], vals["step"]
         self.state_bytes, self.keep_bytes = vals["state"], vals["keep"]
         self.max_slots = vals["max"]
-        for name in ("sizes", "stores", "pstores", "finals"):
+        for name in ("sizes", "asizes", "stores", "pstores", "finals", "buffers"):
             setattr(self, name, [vals[(name, k)] for k in range(len(getattr(self, name)))])
         self.outer = {v: vals[("outer", v)] for v in _free_values(self.loop)}
         lifted = {x: vals[("fl", x)] for x in fl_free}
@@ -332,7 +361,9 @@ class Checkpointed:
             self.pos0 = b.create(TapeMark, [tape], None).result
         ptypes = [v.type for v in self.carried]
         atypes = [v.type for v in adj]
-        carried0 = [b.const(0, t) for t in ptypes]
+        carried0 = [_as(b, self.outer[self.loop.operands[3 + k]], t)
+                    if isinstance(t, ArrayType) else b.const(0, t)
+                    for k, t in enumerate(ptypes)]  # (placeholders)
         w_before = Block(ptypes + atypes)
         w_after = Block([I64] + ptypes + atypes)
         with b.at(w_before):
@@ -480,16 +511,47 @@ class Checkpointed:
 
     # ------------------------------------------------------------------ state slots
     def save(self, b, k, carried) -> None:
-        for v, store in zip(carried, self.pstores):
-            b.create(Store, [b.cast(v, store.type.dtype), store, k], [])
+        for j, (v, store) in enumerate(zip(carried, self.pstores)):
+            if j in self.arrays:
+                n = self.asizes[self.arrays.index(j)]
+                b.create(Assert, [b.op(CmpI, _size(b, v), n, pred="eq")], [], {
+                    "kind": "ShapeError",
+                    "msg": "checkpointing this loop (memory_limit) saves the array it carries: "
+                           "it must keep its size from one iteration to the next"},
+                         loc=self.loop.loc)
+                _to_flat(b, v, store, b.op(MulI, k, n))
+            elif j in self.candidates:  # which buffer: its address
+                b.create(Store, [b.op(DataPtr, v), store, k], [])
+            else:
+                b.create(Store, [b.cast(v, store.type.dtype), store, k], [])
         for r, n, store in zip(self.roots, self.sizes, self.stores):
             _to_flat(b, self.sweep.fmap[r], store, b.op(MulI, k, n))
 
     def load(self, b, k) -> list:
         for r, n, store in zip(self.roots, self.sizes, self.stores):
             _from_flat(b, store, self.sweep.fmap[r], b.op(MulI, k, n))
-        return [b.cast(b.op(Load, store, k), v.type)
-                for v, store in zip(self.carried, self.pstores)]
+        out = []
+        buffers = iter(self.buffers)
+        picks = {j: [next(buffers) for _ in self.candidates[j]] for j in sorted(self.candidates)}
+        for j, (v, store) in enumerate(zip(self.carried, self.pstores)):
+            if j in self.candidates:  # the buffer at the saved address
+                ptr = b.op(Load, store, k)
+                cands = [_as(b, c, v.type) for c in picks[j]]
+                pick = cands[-1]
+                for c in cands[:-1]:
+                    pick = b.op(Select, b.op(CmpI, ptr, b.op(DataPtr, c), pred="eq"), c, pick)
+                out.append(pick)
+                continue
+            if j not in self.arrays:
+                out.append(b.cast(b.op(Load, store, k), v.type))
+                continue
+            # a new buffer shaped as the initial array, filled from the slot
+            init = self.outer[self.loop.operands[3 + j]]
+            a = b.create(Alloc, dims(b, init), [v.type.with_layout("C")],
+                         {"init": "none"}).result
+            _from_flat(b, store, a, b.op(MulI, k, self.asizes[self.arrays.index(j)]))
+            out.append(_as(b, a, v.type))
+        return out
 
 
 # ---------------------------------------------------------------------- helpers
@@ -504,6 +566,10 @@ def _free_values(loop) -> list:
             if v not in seen and (owner is None or not loop.is_ancestor_of(owner)):
                 seen[v] = None
     return list(seen)
+
+
+def _as(b, a, t):
+    return a if a.type == t else b.op(Relayout, a, type=t)
 
 
 def _itemsize(t: ArrayType) -> int:

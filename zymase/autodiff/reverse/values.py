@@ -31,6 +31,7 @@ from ...ir.ops import (
     For,
     If,
     Index,
+    Load,
     MulI,
     Offset,
     Relayout,
@@ -150,6 +151,12 @@ class Adjoint:
             snap = memory.snapshot_for(op)
             idx = [self.get(i) for i in op.operands[1:]]
             return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
+        if how == "kept" and self.par:  # (not on a parallel loop's iteration tapes)
+            return self.pop(v, self.scope_of(v.block))
+        if how == "kept":  # read again from the array, kept by reference
+            arr = self.kept_array(op.operands[0])
+            idx = [self.get(i) for i in op.operands[1:]]
+            return self._memo(v, self.b.op(Load, arr, *idx))
         if how == "induction":
             return self._memo(v, self.induction_value(v))
         if how == "carried":
@@ -394,12 +401,8 @@ class Adjoint:
         -- made at the head of its block's reverse region, handed on where the adjoint sweep
         reaches what passed it on (``pass_shadow``) -- else a refusal."""
         if is_flow(a) or fresh_call_result(a):
-            scope = self.scope_of(a.block)
-            dims = self.forward_dims(a)
-            r = self.at_head(scope, lambda: self.b.create(
-                Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result)
-            r = self.as_type(r, a.type) if r.type != a.type else r
-            scope.shadows[a] = r
+            r = self.zeroed_at_head(a)
+            self.scope_of(a.block).shadows[a] = r
             self.own.add(a)
             return r
         op = a.op
@@ -412,11 +415,29 @@ class Adjoint:
             f"reverse mode cannot follow an active array that comes from {what} here (not "
             "supported in reverse mode yet)", owner.loc if owner is not None else self.func.loc)
 
+    def zeroed_at_head(self, a: Value) -> Value:
+        """A zeroed buffer shaped as primal array ``a``, made at the head of the reverse region
+        of ``a``'s block."""
+        scope = self.scope_of(a.block)
+        dims = self.forward_dims(a)
+        r = self.at_head(scope, lambda: self.b.create(
+            Alloc, dims, [a.type.with_layout("C")], {"init": "zero"}).result)
+        return self.as_type(r, a.type)
+
+    def has_shadow(self, a: Value) -> bool:
+        """Has array ``a`` a shadow already (made in the forward sweep, or by the adjoint so
+        far)?"""
+        return a in self.sweep.fshadow or any(a in s.shadows for s in self.scopes)
+
+    def owns_if_flow(self, a: Value) -> bool:
+        """An array that is not passed on by control flow, or one with a shadow of its own."""
+        return not is_flow(a) or self.owns(a)
+
     def owns(self, a: Value) -> bool:
         """Does array ``a`` get a shadow of its own as a flow value (``_flow_shadow``), rather
         than a list's (``list_shadow``) or its buffer's chosen by address (``chosen_shadow``)?"""
         roots = self.act.roots.get(a, set())
-        return is_flow(a) and not (roots and all(_is_list_buffer(r) for r in roots)) and \
+        return is_flow(a) and self._list_family(a) is None and \
             not self._choosable(a, roots) and self._replay(a) is None
 
     def pass_shadow(self, src: Value, s: Value, where, block) -> None:
@@ -450,6 +471,27 @@ class Adjoint:
         k is the list's element k, and a single zeroed shadow the size of the list's last
         buffer serves them all (the adjoint of the copy into the bigger buffer is then the
         identity, as it should be).  None when ``a`` is not a list's buffer."""
+        found = self._list_family(a)
+        if found is None:
+            return None
+        key, last = found
+        if key in self.list_shadows:
+            return self.list_shadows[key]
+        sweep = self.sweep
+        fop = sweep.fwhile[last.op][0] if last.op in sweep.fwhile else sweep.fop[last.op]
+        while fop.parent is not sweep.new.body:  # (a while loop's forward op, with its counter)
+            fop = fop.parent.parent_op
+        b = Builder(sweep.new.body, sweep.new.body.ops.index(fop) + 1, last.op.loc)
+        dim = b.op(Dim, sweep.fmap[last], axis=0)
+        shadow = b.create(Alloc, [dim], [last.type.with_layout("C")],
+                          {"init": "zero"}).result
+        self.list_shadows[key] = shadow
+        return shadow
+
+    def _list_family(self, a: Value):
+        """(the buffers of ``a``'s list, its last buffer at the function's top level) when
+        ``a`` is a list's buffer and the list lives on at the top level, else None (a list made
+        and used inside a loop's body: its buffers are flow values, ``_flow_shadow``)."""
         roots = self.act.roots.get(a, set())
         if not roots or not all(_is_list_buffer(r) for r in roots):
             return None
@@ -461,27 +503,13 @@ class Adjoint:
                 if rs & family and not rs <= family and all(_is_list_buffer(r) for r in rs):
                     family |= rs
                     grew = True
-        key = frozenset(family)
-        if key in self.list_shadows:
-            return self.list_shadows[key]
         last = None
         for op in self.func.body.ops[:-1]:
             for r in op.results:
                 if isinstance(r.type, ArrayType) and self.act.roots.get(r) and \
                         self.act.roots[r] <= family:
                     last = r
-        if last is None:
-            return None
-        sweep = self.sweep
-        fop = sweep.fwhile[last.op][0] if last.op in sweep.fwhile else sweep.fop[last.op]
-        while fop.parent is not sweep.new.body:  # (a while loop's forward op, with its counter)
-            fop = fop.parent.parent_op
-        b = Builder(sweep.new.body, sweep.new.body.ops.index(fop) + 1, last.op.loc)
-        dim = b.op(Dim, sweep.fmap[last], axis=0)
-        shadow = b.create(Alloc, [dim], [last.type.with_layout("C")],
-                          {"init": "zero"}).result
-        self.list_shadows[key] = shadow
-        return shadow
+        return None if last is None else (frozenset(family), last)
 
     def at_head(self, scope: Scope, emit):
         """Run ``emit`` with the builder at the head of ``scope``'s reverse block (after its
@@ -554,6 +582,9 @@ class Adjoint:
         view made again on either."""
         if self.plan.array_available(x):
             return self.get(x)
+        for s in reversed(self.scopes):
+            if x in s.env:
+                return s.env[x]
         op = x.op
         if op is not None and op.has_trait(VIEW):
             base = self.kept_array(op.operands[0])
@@ -569,7 +600,8 @@ class Adjoint:
         scope = self.scope_of(a.block)
         if a in scope.env:
             return scope.env[a]
-        return self._push_pop(scope, self.sweep.fmap[a], a, self.func.loc)
+        owner = a.op if a.op is not None else a.block.parent_op  # (an argument: its loop)
+        return self._push_pop(scope, self.sweep.fmap[a], a, owner.loc)
 
     def forward_dims(self, a: Value) -> list:
         """The dimensions of primal array ``a`` (defined in a block of the forward sweep) as

@@ -124,7 +124,10 @@ class CallMixin:
     def call_library(self, fn, args, node):
         """Call a routine of ``library.py``: compiled like a helper, and marked so that its
         ops take the caller's location when inlined (errors name the user's line)."""
-        out = self.call_user(fn, args, {}, node)
+        if getattr(fn, "__zymase_custom__", False):  # (with a derivative rule)
+            out = self.call_custom(fn, args, {}, node)
+        else:
+            out = self.call_user(fn, args, {}, node)
         call = next(op for op in reversed(self.b.block.ops) if isinstance(op, Call))
         self.mod.module[str(call.attrs["callee"])].attrs["library"] = True
         return out
