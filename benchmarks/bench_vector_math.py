@@ -36,7 +36,8 @@ def best(fn, repeats=7) -> float:
 def points(name, n, rng):
     r = {"log": None, "log2": None, "log10": None, "arcsin": (-1, 1), "arccos": (-1, 1),
          "exp": (-700, 700), "exp2": (-1000, 1000), "sinh": (-700, 700), "cosh": (-700, 700),
-         "tan": (-10, 10), "tanh": (-20, 20)}.get(name, (-1e4, 1e4))
+         "tan": (-10, 10), "tanh": (-20, 20), "log1p": (-0.99, 100.0),
+         "expm1": (-700, 700)}.get(name, (-1e4, 1e4))
     return np.exp(rng.uniform(-690, 690, n)) if r is None else rng.uniform(*r, n)
 
 

@@ -742,9 +742,11 @@ def helper(choose, name: str, k0_classes: frozenset, fmod: bool) -> str:
     return f"def {name}({'u, v' if is_g else 'z, u'}):\n" + "\n".join(gen.lines) + "\n"
 
 
-def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
+def program(choose: Callable[[int], int], nonfinite: bool = False,
+            numpy: bool = True) -> Program:
     """A random program: ``import math``, module constants, the helpers, then ``f``.
-    ``nonfinite``: it will run on inputs with infinities or nans."""
+    ``nonfinite``: it will run on inputs with infinities or nans; ``numpy``: ``f`` may use
+    whole-array NumPy statements (``Gen._s_renew`` ...)."""
     fmod = not (nonfinite and "fmod_of_nan_product" in AVOID)
     helpers = {"g"} if choose(2) else set()
     if choose(3) == 0:
@@ -770,7 +772,7 @@ def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
     ints = {"n": frozenset(), "L": frozenset(), "K0": k0_classes}
     gen = Gen(choose, floats=["s", "t", "u", "x", "y"], int_capable={"s"}, ints=ints,
               arrays=arrays, helpers=helpers, returns=returns, fmod=fmod,
-              numpy=True)  # fmt: skip
+              numpy=numpy)  # fmt: skip
     for line in prologue:
         gen.emit(line)
     gen.block(5)
@@ -779,6 +781,6 @@ def program(choose: Callable[[int], int], nonfinite: bool = False) -> Program:
     return Program("\n\n".join(parts), returns)
 
 
-def random_program(seed: int, nonfinite: bool = False) -> Program:
+def random_program(seed: int, nonfinite: bool = False, numpy: bool = True) -> Program:
     """A program drawn by ``random.Random(seed)`` (for quick fuzzing outside hypothesis)."""
-    return program(random.Random(seed).randrange, nonfinite)
+    return program(random.Random(seed).randrange, nonfinite, numpy)

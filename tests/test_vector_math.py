@@ -1,5 +1,6 @@
 """Vectorized math (backends/cpu/veclib.py): loops over NumPy's math functions call glibc's
-libmvec 4, 8 or 16 lanes at a time.  Each function's error is measured in ulps against an 80-bit
+libmvec 4, 8 or 16 lanes at a time (log1p and expm1 through exp and log with Kahan's
+corrections, ``backends/llvm/ops.py``).  Each function's error is measured in ulps against an 80-bit
 long double reference on a dense sweep of its range (libmvec documents at most 4 ulp), special
 values (infinities, NaN, signed zeros, subnormals, the edges of each domain) match NumPy, and
 ``disable={"vector-math"}`` goes back to libm."""
@@ -19,7 +20,7 @@ N = 400_000
 RANGES = {"exp": (-700, 700), "exp2": (-1000, 1000), "log": None, "log2": None, "log10": None,
           "sin": (-1e4, 1e4), "cos": (-1e4, 1e4), "tan": (-10, 10), "arcsin": (-1, 1),
           "arccos": (-1, 1), "arctan": (-1e10, 1e10), "sinh": (-700, 700),
-          "cosh": (-700, 700), "tanh": (-20, 20)}
+          "cosh": (-700, 700), "tanh": (-20, 20), "log1p": "log1p", "expm1": (-745, 709)}
 MAX_ULP = 4.0  # libmvec's documented bound
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2e-308, 1.0, -1.0,
                     0.5, 1e-300, 1e300, -1e300, 709.78, 710.0, -745.2, -746.0, 1e-8, 3.14159,
@@ -30,6 +31,9 @@ def sweep(name, rng):
     r = RANGES[name]
     if r is None:  # logarithms: positive numbers over the whole exponent range
         return np.exp(rng.uniform(np.log(1e-300), np.log(1e300), N))
+    if r == "log1p":  # (-1, 1) densely, tiny ones, and the whole positive exponent range
+        return np.concatenate([rng.uniform(-1, 1, N // 2), rng.uniform(-1e-7, 1e-7, N // 4),
+                               np.exp(rng.uniform(np.log(1e-300), np.log(1e300), N // 4))])
     return rng.uniform(*r, N)
 
 

@@ -23,7 +23,7 @@ def _sum(name):
 
 
 FUNCS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "arcsin", "arccos",
-         "arctan", "sinh", "cosh", "tanh")
+         "arctan", "sinh", "cosh", "tanh", "log1p", "expm1")
 LOOPS = {name: _loop(name) for name in FUNCS}
 SUMS = {name: _sum(name) for name in FUNCS}
 

@@ -30,6 +30,7 @@ HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwr
        "snapshot": "read from a copy taken before its loop",
        "carried": "read from that copy, one iteration back",
        "kept": "read from its array, kept by reference",
+       "stored": "loaded back from the array it was stored into",
        "induction": "rebuilt from the loop counter (an induction variable)"}
 
 

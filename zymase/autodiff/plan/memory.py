@@ -17,7 +17,7 @@ over buffers, by alias roots as in ``activity.py``).
 
 from __future__ import annotations
 
-from ...ir.core import LOOP, Op, Value
+from ...ir.core import LOOP, VIEW, Op, Value
 from ...ir.ops import AddI, Alloc, Call, For, Func, If, Load, Store, SubI
 from ...ir.roots import call_writes
 from ...ir.types import ArrayType
@@ -79,6 +79,28 @@ class Memory:
     def _written_after(self, x: Op, roots: set) -> bool:
         ops = x.parent.ops
         return any(self.writes_in(op, roots) for op in ops[ops.index(x) + 1:])
+
+    def stored_at(self, v: Value):
+        """The store of ``v`` into an array (in ``v``'s block) whose location nothing writes
+        afterwards, when there is one: the adjoint sweep then loads ``v`` back rather than
+        storing or recomputing it (``tanh``'s output, which the activations hold).  Each loop
+        between the store and the array's block must index one dimension of it by its own
+        counter, so that its iterations write different locations."""
+        for st, k in v.uses:
+            if k != 0 or not isinstance(st, Store) or st.parent is not v.block:
+                continue
+            arr = st.operands[1]
+            roots = self.roots(arr)
+            chain = _chain_in(st, _owner_block(arr))
+            if not roots or chain is None:
+                continue
+            loops = [p for p in chain[:-1] if p.has_trait(LOOP)]
+            if any(w is not st and r & roots and chain[0].is_ancestor_of(w)
+                   for w, r in self.writes):
+                continue  # (another write in the nest, or in the store's statement)
+            if _distinct_locations(st, loops) and not self._written_after(chain[0], roots):
+                return st
+        return None
 
     # ------------------------------------------------------------------ snapshots
     def snapshot_for(self, load: Op):
@@ -185,6 +207,39 @@ class Memory:
                 return True
         ops = first.parent.ops
         return any(self.writes_in(op, roots) for op in ops[ops.index(first) + 1:ops.index(x)])
+
+
+def _owner_block(arr: Value):
+    """The block that defines array ``arr`` (a view: its base's)."""
+    while arr.op is not None and arr.op.has_trait(VIEW):
+        arr = arr.op.operands[0]
+    return arr.block
+
+
+def _chain_in(op: Op, home):
+    """``op``'s ancestors from the one directly in block ``home`` down to ``op`` (None if
+    ``op`` is not inside ``home``)."""
+    out = [op]
+    while op.parent is not home:
+        op = op.parent_op
+        if op is None or isinstance(op, Func):
+            return None
+        out.append(op)
+    return out[::-1]
+
+
+def _distinct_locations(st: Op, loops) -> bool:
+    """Does each of ``loops`` (around store ``st``) index its own dimension by its counter?"""
+    dims = set()
+    for p in loops:
+        if not isinstance(p, For):
+            return False
+        iv = p.regions[0].block.args[0]
+        d = [k for k, e in enumerate(st.operands[2:]) if _offset_of(e, iv) is not None]
+        if len(d) != 1 or d[0] in dims:
+            return False
+        dims.add(d[0])
+    return True
 
 
 def _enclosing_loops(op: Op) -> list[Op]:

@@ -102,7 +102,8 @@ class _Graph:
         if buf is not None:
             self.snapped.add(buf)
             how = "tape"
-        if how not in ("recompute", "reload", "snapshot", "induction", "carried", "kept"):
+        if how not in ("recompute", "reload", "snapshot", "induction", "carried", "kept",
+                       "stored"):
             return "source"
         k = "cheap" if how == "recompute" and v.op is not None else "free"
         if k == "cheap" and not self.plan.policy.recompute(v) and \

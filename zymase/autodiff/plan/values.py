@@ -10,6 +10,8 @@ are used as they are):
   of it taken before a loop (``memory.py``);
 * ``"kept"``: loads read again from an array made in a loop that nothing writes afterwards,
   kept by reference once per iteration (``kept_load``; ``flows.py``);
+* ``"stored"``: a value stored into an array that keeps it (``memory.stored_at``: an
+  activation ``h[i, j] = tanh(...)``), loaded back instead of recomputed or stored;
 * ``"induction"``: loop-carried integers that grow by a loop-invariant step (``idx += 1``);
 * ``"tape"``: everything else, and the values the min-cut chose to store (``stores``).
 
@@ -58,8 +60,8 @@ class Plan:
         return replace(self, stores=frozenset(stores))
 
     def how(self, v: Value, here: Here) -> str:
-        """"recompute", "reload", "snapshot", "carried", "kept", "induction" or "tape" (see
-        above)."""
+        """"recompute", "reload", "snapshot", "carried", "kept", "stored", "induction" or
+        "tape" (see above)."""
         if v in self.stores:
             return "tape"
         op = v.op
@@ -71,6 +73,8 @@ class Plan:
             return "tape"  # e.g. the size of an array carried by a loop
         if self.policy.recompute(v):
             return "recompute"
+        if "reload" not in self.disable and self._stored(v):
+            return "stored"
         if (op.has_trait(EXPENSIVE) and "recompute_expensive" not in self.disable
                 and self.tape_free(v, here)):
             return "recompute"
@@ -93,6 +97,10 @@ class Plan:
         if "snapshot" not in self.disable and self.memory.snapshot_for(op) is not None:
             return "snapshot"
         return "tape"
+
+    def _stored(self, v: Value) -> bool:
+        st = self.memory.stored_at(v)
+        return st is not None and self.array_available(st.operands[1])
 
     def kept_load(self, load) -> bool:
         """Is ``load`` one of a loop's reads of an array made in a block around that loop (a

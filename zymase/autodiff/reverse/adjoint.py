@@ -185,20 +185,22 @@ def _matmul(rt, op) -> None:
 
 def _matmul_operand(rt, x, op):
     """The primal operand as it was at the product: the buffer itself when nothing writes it
-    (or nothing after the statement holding the product), else a snapshot taken in the forward
-    sweep."""
+    (or nothing after the statement holding the product), else a copy taken in the forward
+    sweep right before the product."""
     # nothing writes it after the product (a matrix made before the loop, a version of an array
     # a loop renews, one made earlier in the same iteration): the array itself, kept by
     # reference when made in a loop (forward mode over this keeps its tangent so)
     if rt.plan.policy.read_only(x) or rt.plan.memory.settled_before(x, op) or \
             rt.flows.written_after(x, op) is None:
         return rt.kept_array(x)
-    if op.parent is not rt.func.body:
-        raise DifferentiationError("reverse mode of a matrix product inside a loop needs "
-                                   "operands that are not written afterwards", op.loc)
     sweep = rt.sweep
-    return sweep.copy_once(("snapshot", x, op),
+    snap = sweep.copy_once(("snapshot", x, op),
                            lambda: copy(Builder.before(sweep.fop[op]), sweep.fmap[x]))
+    if op.parent is rt.func.body:
+        return snap
+    # in a loop: a copy taken at the product each time (a column of a factorization, written
+    # by later iterations), kept by reference: nothing writes the copy
+    return rt.forward_value(snap, op.parent)
 
 
 def _matrix_transpose(b, x):

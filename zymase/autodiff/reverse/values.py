@@ -151,6 +151,12 @@ class Adjoint:
             snap = memory.snapshot_for(op)
             idx = [self.get(i) for i in op.operands[1:]]
             return self._memo(v, self.snapshot_read(op.operands[0], idx, snap, v.type))
+        if how == "stored":  # loaded back from the array it was stored into
+            st = self.plan.memory.stored_at(v)
+            arr = self.get(st.operands[1])
+            idx = [self.get(i) for i in st.operands[2:]]
+            r = self.b.op(Load, arr, *idx)
+            return self._memo(v, r if r.type == v.type else self.b.cast(r, v.type))
         if how == "kept" and self.par:  # (not on a parallel loop's iteration tapes)
             return self.pop(v, self.scope_of(v.block))
         if how == "kept":  # read again from the array, kept by reference

@@ -66,15 +66,16 @@ class CpuBackend(Backend):
     def compile(self, module: Module, entries: Sequence[str], options: Options, *,
                 count_tape: bool = False) -> CpuArtifact:
         first, *more = entries
+        vector_math = VECTOR_MATH not in options.disable
         text, errors, symbol, fast = generate(module, first, options.fastmath, count_tape, more,
-                                              host_target(), options.deterministic)
+                                              host_target(), options.deterministic, vector_math)
         table = {}
         for name in entries:
             f = module[name]
             table[name] = (symbol if name == first else f"zy.entry.{name}",
                            fast if name == first else None, f.arg_types, f.result_types,
                            written_arguments(f, module))
-        return CpuArtifact(compile_ir(text, vector_math=VECTOR_MATH not in options.disable),
+        return CpuArtifact(compile_ir(text, vector_math=vector_math),
                            {"entries": table, "errors": errors})
 
     def identity(self) -> tuple:

@@ -13,12 +13,13 @@ from .entry import entry_ir
 
 
 def generate(module: Module, entry: str, fastmath: bool = False, counting: bool = False,
-             more=(), target: Target | None = None, deterministic: bool = False):
+             more=(), target: Target | None = None, deterministic: bool = False,
+             vector_math: bool = True):
     """(LLVM IR text, error table, entry symbol, fast-entry symbol or None) for ``module``
     called through ``entry``.  ``counting`` counts tape slots per push site into the global
     ``zy.tape_counts`` (the sites are then in ``module.meta["tape_sites"]``).  ``more``: names of
     other functions that get a C-ABI entry (``zy.entry.<name>``) too."""
-    me = ModuleEmitter(fastmath, counting, target or Target(), deterministic)
+    me = ModuleEmitter(fastmath, counting, target or Target(), deterministic, vector_math)
     for f in module:
         me.funcs.append(FunctionEmitter(me, f, module).emit_function())
     func = module[entry]

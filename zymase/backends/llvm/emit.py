@@ -32,8 +32,9 @@ class ModuleEmitter:
     """Collects functions, globals, declarations and the error table of one LLVM module."""
 
     def __init__(self, fastmath: bool, counting: bool = False, target: Target = GENERIC,
-                 deterministic: bool = False):
+                 deterministic: bool = False, vector_math: bool = True):
         self.fastmath = fastmath
+        self.vector_math = vector_math  # log1p/expm1 from exp/log, which vectorize (ops.py)
         self.deterministic = deterministic  # parallel loops give the same bits for any threads
         self.target = target
         self.counting = counting  # count tape slots per push site (tape_report)
