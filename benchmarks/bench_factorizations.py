@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 import numpy as np  # noqa: E402
+from common import best_time  # noqa: E402
 
 import zymase  # noqa: E402
 
@@ -77,16 +77,6 @@ def jax_versions():
     return {"cholesky_loss": jax.jit(jax.grad(chol)), "lu_loss": jax.jit(jax.grad(lu))}
 
 
-def best_ms(fn, repeats=7) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times) * 1e3
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
@@ -102,12 +92,12 @@ def main(argv=None):
           f"{'jax grad ms':>12} {'rel. diff':>10}")
     for fn in (cholesky_loss, lu_loss):
         f, g = zymase.jit(fn), zymase.grad(fn)
-        p, gm = best_ms(lambda: f(A)), best_ms(lambda: g(A))
+        p, gm = 1e3 * best_time(lambda: f(A)), 1e3 * best_time(lambda: g(A))
         j, d = float("nan"), float("nan")
         if fn.__name__ in jx:
             import jax
             jg = jx[fn.__name__]
-            j = best_ms(lambda: jax.block_until_ready(jg(A)))
+            j = 1e3 * best_time(lambda: jax.block_until_ready(jg(A)))
             want = np.asarray(jg(A))
             d = float(np.abs(g(A) - want).max() / np.abs(want).max())
         print(f"{fn.__name__:14} {p:10.3f} {gm:9.3f} {gm / p:12.2f} {j:12.3f} {d:10.1e}")

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 import os
-import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 import numpy as np  # noqa: E402
+from common import best_time  # noqa: E402
 
 import zymase  # noqa: E402
 
@@ -223,17 +223,6 @@ def jax_versions(rk_steps):
 # ---------------------------------------------------------------------------------------- timing
 
 
-def best_ms(fn, seconds=1.0) -> float:
-    fn()
-    t_end = time.perf_counter() + seconds
-    best = float("inf")
-    while time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
-
-
 def cases():
     rng = np.random.default_rng(0)
     ys = np.cumsum(rng.standard_normal(1000)) * 0.1
@@ -255,13 +244,13 @@ def main():
     for key, name, fn, args, nums in cases():
         f = zymase.jit(fn)
         g = zymase.grad(fn, argnums=nums)
-        primal = best_ms(lambda: f(*args))
-        grad = best_ms(lambda: g(*args))
+        primal = 1e3 * best_time(lambda: f(*args))
+        grad = 1e3 * best_time(lambda: g(*args))
         jax_ms, agree = float("nan"), float("nan")
         if jx is not None:
             import jax
             jg = jx[key]
-            jax_ms = best_ms(lambda: jax.block_until_ready(jg(*args)))
+            jax_ms = 1e3 * best_time(lambda: jax.block_until_ready(jg(*args)))
             mine, theirs = g(*args), jg(*args)  # the same derivative, computed independently
             agree = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))) /
                               max(1e-300, float(np.max(np.abs(np.asarray(b))))))

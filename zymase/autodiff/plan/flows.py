@@ -156,22 +156,31 @@ class Flows:
         around = _chain(loop, src.block)
         if around is None or any(p.has_trait(LOOP) for p in around[:-1]):
             return False  # (taken again by the loop's next run)
-        todo, seen = [src], set()
-        while todo:
-            v = todo.pop()
-            if v in seen:
+        return unused_after(src, loop)
+
+
+def unused_after(v: Value, op: Op, inside: bool = False) -> bool:
+    """Is nothing done with array ``v`` (its views and what calls return from it included) that
+    may run after ``op``, which takes it, in ``v``'s block?  (Uses in another branch of an
+    ``scf.if`` than ``op`` never run with it; with ``inside``, uses inside ``op`` (a branch
+    passing it on) run before it is passed on.)"""
+    todo, seen = [v], set()
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        for user, _ in u.uses:
+            if user is op or _exclusive(user, op, v.block) or (inside and
+                                                                op.is_ancestor_of(user)):
                 continue
-            seen.add(v)
-            for user, _ in v.uses:
-                if user is loop or _exclusive(user, loop, src.block):
-                    continue
-                if may_run_after(user, loop, src.block):
-                    return False
-                if user.has_trait(VIEW) or isinstance(user, Call):
-                    todo.extend(r for r in user.results if isinstance(r.type, ArrayType))
-                elif user.regions or user.has_trait(TERMINATOR) or isinstance(user, Select):
-                    return False  # passed on under another name
-        return True
+            if may_run_after(user, op, v.block):
+                return False
+            if user.has_trait(VIEW) or isinstance(user, Call):
+                todo.extend(r for r in user.results if isinstance(r.type, ArrayType))
+            elif user.regions or user.has_trait(TERMINATOR) or isinstance(user, Select):
+                return False  # passed on under another name
+    return True
 
 
 def _written(w: Op) -> list[Value]:

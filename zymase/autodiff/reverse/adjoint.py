@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...errors import DifferentiationError
 from ...ir.builder import Builder
-from ...ir.core import VIEW, Block, Region, Value
+from ...ir.core import Block, Region, Value
 from ...ir.ops import (
     AddF,
     AddI,
@@ -46,7 +46,7 @@ from ...ir.ops import (
 from ...ir.types import I64, ArrayType
 from ..activity import free_active, is_float, is_float_array, relevant
 from ..arrays import copy, fill_zero, outer_add
-from ..plan.flows import is_flow
+from ..plan.flows import is_flow, unused_after
 from ..rules import LINEAR, PARTIALS, ZERO
 from . import parallel
 from .calls import reverse_call
@@ -357,30 +357,10 @@ def _handed_on_one_branch(rt, op, arr) -> list:
             if src.block is not op.parent or not is_float_array(src) or \
                     not rt.act.active(src) or rt.has_shadow(src) or not rt.owns_if_flow(src) or \
                     sum(x is src for r in op.regions for x in r.block.terminator.operands) != 1 \
-                    or not _dead_after(src, op) or any(s is src for s, _, _ in out):
+                    or not unused_after(src, op, inside=True) or any(s is src for s, _, _ in out):
                 continue
             out.append((src, i, rt.as_type(sh, src.type)))
     return out
-
-
-def _dead_after(v, op) -> bool:
-    """Is nothing (no use of ``v`` or of a view of it) after ``op`` in ``op``'s block?"""
-    block, at = op.parent, op.parent.ops.index(op)
-    todo, seen = [v], set()
-    while todo:
-        u = todo.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        for user, _ in u.uses:
-            x = user
-            while x is not None and x.parent is not block:
-                x = x.parent_op
-            if x is None or (x is not op and block.ops.index(x) > at):
-                return False
-            if user.has_trait(VIEW):
-                todo.extend(user.results)
-    return True
 
 
 def _region(rt, pblock: Block, seeds, free, free_in, outs, passes=(), shadows=()):
