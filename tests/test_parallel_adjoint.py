@@ -518,3 +518,25 @@ def test_many_repetitions(name, threads):
         threads(n)
         for rep in range(30):
             assert_same(g(*fresh(big)), want, rtol_of(big), f"{n} threads, call {rep}")
+
+
+def products_of_arrays_made_in_the_body(X, w):
+    out = np.zeros(X.shape[0])
+    for i in prange(X.shape[0]):
+        H = np.outer(X[i], X[i]) * w
+        G = np.tanh(H)
+        out[i] = np.sum(G @ H)
+    return np.sum(out ** 2)
+
+
+def test_products_of_arrays_an_iteration_makes(threads):
+    """The adjoint of G @ H reads G and H, kept by reference; an iteration's buffers live in its
+    thread's arena, freed when the thread's share of the loop ends, so such a loop is reversed
+    serially (the parallel adjoint read freed memory: gradients off by 10^6, silently)."""
+    X = np.random.default_rng(3).standard_normal((64, 20))
+    want = zymase.grad(products_of_arrays_made_in_the_body, argnums=(0, 1), **SERIAL)(X, 0.3)
+    for n in (1, 2):
+        threads(n)
+        got = zymase.grad(products_of_arrays_made_in_the_body, argnums=(0, 1))(X, 0.3)
+        assert_same(got, want, 1e-12, f"{n} threads")
+    check_grads(products_of_arrays_made_in_the_body, (X[:4, :3].copy(), 0.3), argnums=(0, 1))

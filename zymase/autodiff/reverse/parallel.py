@@ -196,7 +196,17 @@ def plan(rt, loop: Op) -> Par | None:
         if isinstance(op, Matmul) and not all(rt.act.roots.get(v, set()) <= owned
                                               for v in op.operands if rt.act.active(v)):
             return None  # (its adjoint adds whole products into the operands' shadows)
+        if isinstance(op, Matmul) and any(_made_in(r, loop) for v in op.operands[:2]
+                                          for r in rt.act.roots.get(v, set())):
+            # its adjoint reads the operands, kept by reference: a buffer an iteration makes
+            # lives in its thread's arena, freed when the thread's share of the loop ends
+            return None
     return Par(loop, owned, spread_roots(rt, loop, owned))
+
+
+def _made_in(root: Value, loop: Op) -> bool:
+    owner = root.op if root.op is not None else root.block.parent_op
+    return owner is not None and owner is not loop and loop.is_ancestor_of(owner)
 
 
 def spread_roots(rt, loop: Op, owned: set) -> list:

@@ -157,7 +157,8 @@ class Adjoint:
             idx = [self.get(i) for i in st.operands[2:]]
             r = self.b.op(Load, arr, *idx)
             return self._memo(v, r if r.type == v.type else self.b.cast(r, v.type))
-        if how == "kept" and self.par:  # (not on a parallel loop's iteration tapes)
+        if how == "kept" and self.par:  # (an array an iteration of a parallel loop makes lives
+            # in its thread's arena, freed when the thread's share of the loop ends)
             return self.pop(v, self.scope_of(v.block))
         if how == "kept":  # read again from the array, kept by reference
             arr = self.kept_array(op.operands[0])
