@@ -20,8 +20,8 @@ masked by ``jnp.where``), as JAX users write them.
 
 from __future__ import annotations
 
-import math
 import os
+import sys
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
@@ -30,44 +30,15 @@ from common import best_time  # noqa: E402
 
 import zymase  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from solver_programs import kalman_filter as kalman  # noqa: E402
+from solver_programs import poisson_matrix  # noqa: E402
+
 # ---------------------------------------------------------------------------------- the programs
 
 
-def kalman(ys, q, r):
-    dt = 0.1
-    F = np.eye(4)
-    F[0, 2] = dt
-    F[1, 3] = dt
-    Q = q * np.eye(4)
-    H = np.array([1.0, 0.5, 0.0, 0.0])
-    x = np.zeros(4)
-    P = np.eye(4)
-    nll = 0.0
-    for t in range(ys.shape[0]):
-        x = F @ x
-        P = F @ P @ F.T + Q
-        S = H @ P @ H + r
-        K = P @ H / S
-        innov = ys[t] - H @ x
-        x = x + K * innov
-        P = P - np.outer(K, H @ P)
-        nll += 0.5 * (math.log(2.0 * math.pi * S) + innov * innov / S)
-    return nll
-
-
-def poisson(n, sigma):
-    A = np.zeros((n, n))
-    for i in range(n):
-        A[i, i] = 2.0 + sigma
-        if i > 0:
-            A[i, i - 1] = -1.0
-        if i < n - 1:
-            A[i, i + 1] = -1.0
-    return A
-
-
 def cg(b, sigma, iters):
-    A = poisson(b.shape[0], sigma)
+    A = poisson_matrix(b.shape[0], sigma)
     x = np.zeros_like(b)
     r = b.copy()
     p = r.copy()
@@ -97,7 +68,8 @@ B5 = (35 / 384, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84)
 B4 = (5179 / 57600, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40)
 
 
-def rk45(y0, a, t_end):
+def rk45_run(y0, a, t_end):
+    """The adaptive integration: (final state, steps tried)."""
     t, h, y = 0.0, 0.05, y0.copy()
     attempts = 0
     while t < t_end and attempts < 100000:
@@ -121,30 +93,17 @@ def rk45(y0, a, t_end):
         fac = min(5.0, max(0.2, 0.9 * err ** -0.2)) if err > 0.0 else 5.0
         h = h * fac
         attempts += 1
+    return y, attempts
+
+
+def rk45(y0, a, t_end):
+    y, _ = rk45_run(y0, a, t_end)
     return y[0] * y[0] + 0.5 * y[1]
 
 
 def rk45_attempts(y0, a, t_end) -> int:
     """How many steps the adaptive loop tries (the JAX version's fixed count)."""
-    t, h, y, n = 0.0, 0.05, y0.copy(), 0
-    while t < t_end:
-        if t + h > t_end:
-            h = t_end - t
-        ks = [lotka_volterra(y, a)]
-        for c in (C2, C3, C4, C5, C6):
-            c = (c,) if isinstance(c, float) else c
-            ks.append(lotka_volterra(y + h * sum(ci * k for ci, k in zip(c, ks)), a))
-        y5 = y + h * (B5[0] * ks[0] + B5[1] * ks[2] + B5[2] * ks[3] + B5[3] * ks[4]
-                      + B5[4] * ks[5])
-        k7 = lotka_volterra(y5, a)
-        y4 = y + h * (B4[0] * ks[0] + B4[1] * ks[2] + B4[2] * ks[3] + B4[3] * ks[4]
-                      + B4[4] * ks[5] + B4[5] * k7)
-        err = np.sqrt(np.mean(((y5 - y4) / (1e-6 * (1.0 + np.abs(y)))) ** 2))
-        if err <= 1.0:
-            t, y = t + h, y5
-        h = h * (min(5.0, max(0.2, 0.9 * err ** -0.2)) if err > 0.0 else 5.0)
-        n += 1
-    return n
+    return rk45_run(y0, a, t_end)[1]
 
 
 # ------------------------------------------------------------------------------ the JAX versions

@@ -68,7 +68,7 @@ def test_views_swapped_in_a_loop_and_written_are_refused_at_the_loop():
         zymase.grad(swapped_views)(X, 2)
     assert "test_chosen_views.py:" in str(info.value)
     assert "for _ in range(n):" in str(info.value)  # the loop, at its own line
-    assert "whole arrays" in str(info.value)
+    assert "whole arrays" in str(info.value) and zymase.__path__[0] not in str(info.value)
     check_grads(swapped_views, (X, 2), argnums=0, modes=("fwd",))  # forward mode follows them
 
 

@@ -121,3 +121,47 @@ def test_what_checkpointing_cannot_do_is_refused_at_a_line(name):
     with pytest.raises(ZymaseError) as e:
         zymase.grad(fn, argnums=nums, memory_limit=1 << 16)(*args)
     assert "solver_programs.py:" in str(e.value).splitlines()[0]
+
+
+def grows(x, n):
+    y = x.copy()
+    for _ in range(n):  # CHANGES SIZE
+        y = np.concatenate((y * 0.5, y[:1]))
+    return np.sum(y * y)
+
+
+def test_checkpointing_an_array_that_changes_size_raises_at_the_loop():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(zymase.grad(grows, memory_limit=1 << 16)(x, 6),
+                               zymase.grad(grows)(x, 6), rtol=1e-15)  # whole loop recorded
+    with pytest.raises(zymase.ShapeError, match="keep its size") as e:
+        zymase.grad(grows, memory_limit=64)(x, 6)  # states saved: the size must not change
+    line = next(k + 1 for k, t in enumerate(open(__file__).read().splitlines())
+                if t.rstrip().endswith("# CHANGES SIZE"))
+    assert f"test_solvers.py:{line}:" in str(e.value) and zymase.__path__[0] not in str(e.value)
+
+
+def doubling(n):
+    if n <= 0:
+        return np.ones(2)
+    return doubling(n - 1) * 2.0
+
+
+def array_or_float(x, c):
+    if c > 0:
+        return x * 2.0
+    return 1.0  # MIXED RETURN
+
+
+def test_recursive_function_returning_an_array_compiles():
+    np.testing.assert_array_equal(zymase.jit(doubling)(3), doubling(3))
+
+
+def test_returns_of_two_types_are_refused_in_users_words():
+    with pytest.raises(ZymaseError) as e:
+        zymase.jit(array_or_float)(np.ones(2), 1.0)
+    msg = str(e.value)
+    line = next(k + 1 for k, t in enumerate(open(__file__).read().splitlines())
+                if t.rstrip().endswith("# MIXED RETURN"))
+    assert "the value returned" in msg and "`rv`" not in msg, msg
+    assert f"test_solvers.py:{line}:" in msg and zymase.__path__[0] not in msg, msg
