@@ -287,7 +287,11 @@ def test_a_global_rebound_by_another_thread_during_calls():
     finally:
         stop.set()
         t.join()
-    assert not errors, errors[0]
+    # a call whose retries all find another type refuses with the documented error (rare: under
+    # a loaded machine the rebinding thread can win every retry); never a wrong result
+    assert len(errors) <= 15, errors[0]
+    for e in errors:
+        assert "another thread keeps rebinding" in str(e) and "test_globals.py:" in str(e), e
 
 
 def test_the_disk_cache_notices_a_function_redefined_under_its_name(tmp_path):
