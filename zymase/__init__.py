@@ -36,5 +36,7 @@ from .errors import (  # noqa: F401
     ZymaseMemoryError,
     ZymaseTypeError,
 )
+from .interop.to_jax import to_jax  # noqa: F401
+from .interop.to_torch import to_torch  # noqa: F401
 from .lang import checkpoint, custom_jvp, custom_vjp, prange  # noqa: F401
 from .version import __version__  # noqa: F401

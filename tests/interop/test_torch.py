@@ -1,0 +1,156 @@
+"""``zymase.to_torch``: PyTorch operations whose derivatives are zymase's, checked with PyTorch's
+own checkers (gradcheck, gradgradcheck, opcheck) and against eager PyTorch and NumPy."""
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import interop_programs as P  # noqa: E402
+
+import zymase  # noqa: E402
+from zymase.errors import DifferentiationError, ZymaseError  # noqa: E402
+
+F64 = torch.float64
+
+
+def _rand(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(*shape, dtype=F64, generator=g)
+
+
+def test_primal_matches_numpy_and_results_are_fresh():
+    op = zymase.to_torch(P.heat)
+    u, k = _rand(8), _rand(8, seed=1)
+    out, e = op(u, k, 0.1, 3)
+    ref = P.heat(u.numpy(), k.numpy(), 0.1, 3)
+    np.testing.assert_allclose(out.numpy(), ref[0], rtol=1e-14)
+    assert e.shape == () and abs(float(e) - ref[1]) < 1e-12
+    assert not np.shares_memory(out.numpy(), u.numpy())
+
+
+def test_gradcheck_both_modes_several_outputs():
+    op = zymase.to_torch(P.heat)
+    u, k = _rand(8).requires_grad_(), _rand(8, seed=1).requires_grad_()
+    assert torch.autograd.gradcheck(lambda u, k: op(u, k, 0.1, 4), (u, k),
+                                    check_forward_ad=True)
+
+
+def test_backward_matches_zymase_grad():
+    op = zymase.to_torch(P.energy)
+    x = torch.tensor([0.0, 1.0, 3.0], dtype=F64, requires_grad=True)
+    op(x, 0.5).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [-1.0, -1.0, 2.0])
+
+
+def test_second_order_gradgradcheck_and_hessian():
+    op = zymase.to_torch(P.loss)
+    x = _rand(5).requires_grad_()
+    assert torch.autograd.gradgradcheck(op, (x,))
+    h = torch.func.hessian(op)(x.detach())
+    ref = zymase.hessian(P.loss)(x.detach().numpy())
+    np.testing.assert_allclose(h.numpy(), ref, rtol=1e-10)
+
+
+def test_second_order_refused_for_several_inputs():
+    op = zymase.to_torch(P.heat)
+    u, k = _rand(6).requires_grad_(), _rand(6, seed=1).requires_grad_()
+    e = op(u, k, 0.1, 2)[1]
+    (g,) = torch.autograd.grad(e, (u,), create_graph=True)
+    with pytest.raises(DifferentiationError, match="second derivatives"):
+        torch.autograd.grad(g.sum(), (u,))
+
+
+def test_func_transforms_match_finite_differences():
+    op = zymase.to_torch(P.heat)
+    u, k = _rand(7), _rand(7, seed=1)
+    f = lambda u: op(u, k, 0.1, 3)[0]  # noqa: E731
+    jr = torch.func.jacrev(f)(u)
+    jf = torch.func.jacfwd(f)(u)
+    eps = 1e-6
+    fd = torch.stack([(f(u + eps * e) - f(u - eps * e)) / (2 * eps)
+                      for e in torch.eye(7, dtype=F64)], dim=1)
+    np.testing.assert_allclose(jr.numpy(), fd.numpy(), atol=1e-8)
+    np.testing.assert_allclose(jf.numpy(), jr.numpy(), rtol=1e-12, atol=1e-14)
+    xs = _rand(4, 7, seed=2)
+    batched = torch.func.vmap(lambda u: op(u, k, 0.1, 3)[1])(xs)
+    np.testing.assert_allclose(batched.numpy(), [P.heat(x, k.numpy(), 0.1, 3)[1]
+                                                 for x in xs.numpy()], rtol=1e-13)
+
+
+def test_forward_ad_api():
+    import torch.autograd.forward_ad as fwAD
+    op = zymase.to_torch(P.energy)
+    x, t = _rand(5), _rand(5, seed=3)
+    with fwAD.dual_level():
+        y = op(fwAD.make_dual(x, t), 2.0)
+        tangent = fwAD.unpack_dual(y).tangent
+    g = zymase.grad(P.energy)(x.numpy(), 2.0)
+    assert abs(float(tangent) - float(np.dot(g, t.numpy()))) < 1e-12
+
+
+def test_opcheck_of_every_operator():
+    op = zymase.to_torch(P.outer_and_count)
+    a, b = _rand(4), _rand(6, seed=1)
+    m, mt, n = op(a, b, 3)
+    assert m.shape == (4, 3) and mt.shape == (3, 4) and n.dtype == torch.int64 and int(n) == 7
+    fam = next(iter(op._families.values()))
+    xs = [a, b]
+    for o, args in ((fam.fwd, (xs,)), (fam.vjp, (xs, [_rand(4, 3), _rand(3, 4)])),
+                    (fam.jvp, (xs, [_rand(4), _rand(6)]))):
+        report = torch.library.opcheck(o, args)
+        assert set(report.values()) == {"SUCCESS"}, report
+
+
+def test_compile_fullgraph_training_step_matches_eager():
+    op = zymase.to_torch(P.heat)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.logk = torch.nn.Parameter(torch.zeros(12, dtype=F64))
+
+        def forward(self, u0):
+            u, _ = op(u0, torch.exp(self.logk), 0.1, 10)
+            return ((u - 0.5) ** 2).sum()
+
+    m = Model()
+    u0 = _rand(12)
+    eager = m(u0)
+    eager.backward()
+    g_eager = m.logk.grad.clone()
+    m.logk.grad = None
+    compiled = torch.compile(m, fullgraph=True, backend="eager")
+    c = compiled(u0)
+    c.backward()
+    assert torch.allclose(c, eager) and torch.allclose(m.logk.grad, g_eager)
+
+
+def test_float32_tensors_and_number_operand():
+    op = zymase.to_torch(P.scale_rows)
+    m = torch.rand(3, 4, dtype=torch.float32, requires_grad=True)
+    s = torch.tensor(1.5, dtype=torch.float32, requires_grad=True)
+    out = op(m, s)
+    assert out.dtype == torch.float32
+    out.sum().backward()
+    np.testing.assert_allclose(m.grad.numpy(), 3.0 * m.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(float(s.grad), float((m.detach() ** 2).sum()), rtol=1e-5)
+
+
+def test_errors_say_what_to_do():
+    op = zymase.to_torch(P.positives)
+    with pytest.raises(ZymaseError, match="out_shapes="):
+        op(_rand(5))
+    declared = zymase.to_torch(P.positives, out_shapes=lambda s: (s[0],))
+    with pytest.raises(ZymaseError, match=r"has shape \(\d,\), not the \(5,\) declared"):
+        declared(torch.tensor([1.0, -1.0, 2.0, -3.0, 4.0], dtype=F64))
+    x = torch.tensor([1.0, -1.0, 2.0], dtype=F64)
+    ok = zymase.to_torch(P.positives, out_shapes=lambda s: (int((x > 0).sum()),))
+    np.testing.assert_allclose(ok(x).numpy(), [2.0, 4.0])
+    with pytest.raises(ZymaseError, match="neither a tensor nor a constant"):
+        zymase.to_torch(P.energy)(x, [1.0])
+    with pytest.raises(ZymaseError, match="complex64"):
+        zymase.to_torch(P.energy)(x.to(torch.complex64), 1.0)

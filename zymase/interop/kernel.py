@@ -1,0 +1,270 @@
+"""A zymase function seen as an operation of another framework (``to_torch``, ``to_jax``).
+
+An operation is called with arrays (tensors, JAX arrays) and constants (Python numbers,
+strings, ...): a ``Kernel`` is the function compiled for one *signature* (each array's dtype and
+shape, each constant's value).  It knows its outputs before running anything (their shapes
+follow from the arguments' shapes: ``ir/shapes.py``; the user names them where they do not), and
+runs the primal and the derivatives on NumPy arrays:
+
+    k = Kernel(f, options, [ArgSpec.array("float64", (8,)), ArgSpec.const(3)])
+    k.outputs                      # [("float64", (8,)), ...]
+    k.primal([x])                  # the flat outputs, NumPy arrays (0-d for numbers)
+    k.jvp([x], [dx])               # tangents of the float outputs
+    k.vjp([x], [ct])               # cotangents of the float array arguments
+    k.hvp([x], ct, [v])            # second order, for functions returning one float
+
+Numbers among the arguments are constants (each value its own signature, like JAX's static
+arguments), except 0-d arrays, which are passed as numbers of their dtype and differentiated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..api.grad import jvp as zymase_jvp
+from ..api.jacobians import hvp as zymase_hvp
+from ..api.jacobians import vjp as zymase_vjp
+from ..api.jit import jit
+from ..driver.cache import shared
+from ..driver.compile import compile_specialization
+from ..driver.signature import arrays_disjoint
+from ..errors import DifferentiationError, ShapeError, ZymaseTypeError, ZymaseValueError
+from ..frontend.args import flatten_arg
+from ..frontend.source import python_function
+from ..ir.shapes import result_shapes
+from ..ir.types import ArrayType
+from ..options import transform_options
+
+FLOATS = ("float32", "float64")
+DTYPES = FLOATS + ("int32", "int64", "bool")
+JIT_OPTIONS = ("fastmath", "boundscheck", "cache", "disable", "backend", "deterministic",
+               "parallel")
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of a call: an array (``dtype`` name and ``shape``) or a constant
+    (``value``)."""
+
+    dtype: str | None = None
+    shape: tuple | None = None
+    value: Any = None
+
+    @staticmethod
+    def array(dtype, shape) -> ArgSpec:
+        dtype = np.dtype(dtype).name
+        if dtype not in DTYPES:
+            raise ZymaseTypeError(f"arrays of {dtype} cannot be passed to zymase operations "
+                                  f"(use one of {', '.join(DTYPES)})")
+        return ArgSpec(dtype, tuple(int(d) for d in shape))
+
+    @staticmethod
+    def const(value) -> ArgSpec:
+        try:
+            hash(value)
+        except TypeError:
+            raise ZymaseTypeError(f"a constant argument must be hashable (a number, string, "
+                                  f"tuple...), not {type(value).__name__}") from None
+        return ArgSpec(value=value)
+
+    @property
+    def is_array(self) -> bool:
+        return self.dtype is not None
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype in FLOATS
+
+
+class Kernel:
+    """``fn`` compiled for one signature (a list of ``ArgSpec``)."""
+
+    def __init__(self, fn, options: dict, specs: list[ArgSpec], out_shapes=None):
+        self.fn = python_function(fn)
+        self.name = self.fn.__name__
+        self.options = dict(options)
+        self.jit_options = {k: v for k, v in options.items() if k in JIT_OPTIONS}
+        self.specs = list(specs)
+        self.float_inputs = [k for k, s in enumerate(specs) if s.is_float]
+        example = [_example(s) for s in specs]
+        spec = shared(self.fn, transform_options(**self.options)).primal(example)
+        self.structure = _structure(spec.result, self.name)
+        self.leaves = _leaves(spec.result)
+        shapes = self._infer(spec, example, out_shapes)
+        self.outputs = [(t.dtype.np_dtype.name if isinstance(t, ArrayType) else t.np_dtype.name,
+                         s) for t, s in zip(self.leaves, shapes)]
+        self.float_outputs = [j for j, (d, _) in enumerate(self.outputs) if d in FLOATS]
+        self._call = jit(self.fn, **self.jit_options)
+
+    # -- shapes
+
+    def _infer(self, spec, example, out_shapes) -> list:
+        if out_shapes is not None:
+            given = out_shapes(*[s.shape if s.is_array else s.value for s in self.specs]) \
+                if callable(out_shapes) else out_shapes
+            shapes = [given] if len(self.leaves) == 1 and _is_shape(given) else list(given)
+            if len(shapes) != len(self.leaves) or not all(_is_shape(s) for s in shapes):
+                raise ZymaseValueError(f"out_shapes must give {len(self.leaves)} shape(s) for "
+                                       f"the results of {self.name}(), not {given!r}")
+            return [tuple(int(d) for d in s) for s in shapes]
+        module = spec.module
+        if module is None:  # loaded from the disk cache: compile the IR again to read it
+            options = transform_options(**{**self.options, "cache": False})
+            module = compile_specialization(self.fn, example, options,
+                                            arrays_disjoint(example)).module
+        entry = next(f for f in module if f.attrs.get("entry"))
+        known = []
+        for a, t, s in zip(example, spec.templates, self.specs):
+            for v in flatten_arg(a, t):
+                # a number from a 0-d array is data, not known when the operation is built
+                known.append(np.shape(v) if isinstance(v, np.ndarray) else
+                             None if s.is_array else v)
+        shapes = result_shapes(module, entry.sym_name, known)
+        for j, s in enumerate(shapes):
+            if any(d is None for d in s):
+                raise ZymaseValueError(
+                    f"the shape of result {j} of {self.name}() depends on more than the shapes "
+                    f"of its arguments ({_show(s)}): give it with out_shapes= (a function of the "
+                    "arguments' shapes and constants returning one shape per result)")
+        return shapes
+
+    # -- calls on NumPy arrays
+
+    def args(self, arrays: list) -> list:
+        """The user's arguments: ``arrays`` (one per array argument) and the constants."""
+        it = iter(arrays)
+        out = []
+        for s in self.specs:
+            if not s.is_array:
+                out.append(s.value)
+                continue
+            a = np.ascontiguousarray(next(it), dtype=s.dtype)
+            out.append(a[()] if a.ndim == 0 else a)
+        return out
+
+    def _flat(self, result) -> list:
+        flat = _flatten(result, self.structure)
+        out = []
+        for j, (v, (dtype, shape)) in enumerate(zip(flat, self.outputs)):
+            a = np.asarray(v, dtype=dtype)
+            if a.shape != shape:
+                raise ShapeError(f"result {j} of {self.name}() has shape {a.shape}, not the "
+                                 f"{shape} declared for it: give out_shapes= its real shape")
+            out.append(a)
+        return out
+
+    def primal(self, arrays: list) -> list:
+        return self._flat(self._call(*self.args(arrays)))
+
+    def jvp(self, arrays: list, tangents: list) -> list:
+        """Tangents of the float outputs for ``tangents`` (one per float array argument, None
+        for a direction of zeros)."""
+        args = self.args(arrays)
+        tans = [None] * len(args)
+        for k, t in zip(self.float_inputs, tangents):
+            tans[k] = np.zeros_like(args[k]) if t is None else _like(t, args[k])
+        if all(t is None for t in tans):
+            return [np.zeros(self.outputs[j][1], self.outputs[j][0])
+                    for j in self.float_outputs]
+        _, tout = zymase_jvp(self.fn, args, tans, **self.options)
+        flat = _flatten(tout, self.structure)
+        return [np.asarray(flat[j], dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
+                for j in self.float_outputs]
+
+    def vjp(self, arrays: list, cotangents: list) -> list:
+        """Cotangents of the float array arguments for ``cotangents`` (one per float output,
+        None for zeros)."""
+        args = self.args(arrays)
+        cts = [np.zeros(s, d) for d, s in self.outputs]
+        for j, c in zip(self.float_outputs, cotangents):
+            if c is not None:
+                cts[j] = np.asarray(c, dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
+        if not self.float_inputs:
+            return []
+        _, pullback = zymase_vjp(self.fn, *args, **self.options)
+        ct = _unflatten([c if c.ndim else c[()] for c in cts], self.structure)
+        grads = pullback(ct)
+        return [np.asarray(grads[k], dtype=self.specs[k].dtype).reshape(self.specs[k].shape)
+                for k in self.float_inputs]
+
+    def hvp(self, arrays: list, cotangent, directions: list) -> list:
+        """The tangent of ``vjp(arrays, [cotangent])`` along ``directions`` of the arguments
+        (second order): ``cotangent * H v``, for functions of one float array argument
+        returning one float."""
+        if len(self.float_outputs) != 1 or self.outputs[self.float_outputs[0]][1] != () or \
+                len(self.float_inputs) != 1:
+            raise DifferentiationError(
+                f"second derivatives of {self.name}() are available for functions of one float "
+                "argument returning one float (zymase.hvp); this one has "
+                f"{len(self.float_inputs)} float argument(s) and "
+                f"{len(self.float_outputs)} float result(s)")
+        k = self.float_inputs[0]
+        args = self.args(arrays)
+        v = directions[0]
+        if v is None:
+            return [np.zeros(self.specs[k].shape, self.specs[k].dtype)]
+        hv = zymase_hvp(self.fn, argnums=k, **self.options)(*args, _like(v, args[k]))
+        return [np.asarray(hv, dtype=self.specs[k].dtype).reshape(self.specs[k].shape)
+                * np.asarray(cotangent, dtype=self.specs[k].dtype)]
+
+
+def _example(s: ArgSpec):
+    if not s.is_array:
+        return s.value
+    if not s.shape:
+        return np.dtype(s.dtype).type(0)[()] if s.dtype != "float64" else 0.0
+    return np.zeros(s.shape, s.dtype)
+
+
+def _like(t, primal):
+    if isinstance(primal, np.ndarray):
+        return np.array(t, dtype=primal.dtype).reshape(primal.shape)
+    return type(primal)(np.asarray(t).reshape(()))
+
+
+def _structure(desc, name):
+    """("leaf",) for a number or an array, ("tuple", parts) for a tuple of them."""
+    kind = desc[0]
+    if kind in ("s", "a"):
+        return ("leaf",)
+    if kind == "t":
+        return ("tuple", tuple(_structure(p, name) for p in desc[1]))
+    raise ZymaseTypeError(f"{name}() must return a number, an array or a tuple of them to be "
+                          "used as an operation")
+
+
+def _leaves(desc) -> list:
+    if desc[0] in ("s", "a"):
+        return [desc[1]]
+    return [t for p in desc[1] for t in _leaves(p)]
+
+
+def _flatten(value, structure) -> list:
+    if structure[0] == "leaf":
+        return [value]
+    return [v for x, s in zip(value, structure[1]) for v in _flatten(x, s)]
+
+
+def _unflatten(flat: list, structure):
+    it = iter(flat)
+
+    def build(s):
+        return next(it) if s[0] == "leaf" else tuple(build(p) for p in s[1])
+    return build(structure)
+
+
+def unflatten(flat: list, structure):
+    """Outputs with the structure the function returns (a leaf, or nested tuples)."""
+    return _unflatten(flat, structure)
+
+
+def _is_shape(s) -> bool:
+    return isinstance(s, (tuple, list)) and all(isinstance(d, (int, np.integer)) for d in s)
+
+
+def _show(shape) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"

@@ -1,0 +1,382 @@
+"""``zymase.to_jax(f)``: a zymase function as a JAX operation, called by XLA as native code.
+
+    import jax, jax.numpy as jnp, zymase  # lazy: an optional dependency
+
+    sim = zymase.to_jax(simulate)                 # plain Python and NumPy inside
+    loss = lambda kappa: jnp.sum(sim(kappa, u0, 1e-3, 100) ** 2)
+    jax.jit(jax.grad(loss))(kappa)                # zymase's reverse mode, inside XLA
+
+Each call binds one JAX primitive (``zymase_call``).  It lowers to an XLA FFI custom call whose
+target is the compiled code's own handler (``ffi.py``): no Python runs when XLA executes it, on
+CPU.  Its rules are zymase's derivatives:
+
+* JVP: the compiled forward mode (``mode="jvp"``, linear in the tangents);
+* transpose of the JVP: the compiled reverse mode (``mode="vjp"``), so ``jax.grad``,
+  ``jax.vjp`` and ``jax.linearize`` use zymase's adjoint;
+* JVP of the VJP: the VJP of the tangent cotangents plus zymase's forward-over-reverse ``hvp``
+  (functions of one float array returning one float): ``jax.hessian``;
+* vmap: the examples one after another (``lax.map`` over the custom call).
+
+Arrays (``jax.Array``, NumPy, tracers) are the operation's operands; other arguments are
+constants (one compiled specialization per value).  Output shapes follow from the operands'
+shapes (``ir/shapes.py``) or are given with ``out_shapes=``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+from ..driver.cache import shared
+from ..driver.request import Request
+from ..errors import DifferentiationError, ZymaseTypeError
+from ..frontend.args import flatten_arg
+from ..frontend.source import python_function
+from ..options import transform_options
+from .ffi import Handler, Plan
+from .kernel import ArgSpec, Kernel, unflatten
+
+_NAMES = itertools.count()
+_LOCK = threading.Lock()
+_PRIMITIVE = None
+
+
+def to_jax(fn, *, out_shapes=None, **options):
+    """``fn`` as a JAX operation whose derivatives are zymase's.
+
+    ``fn`` returns a number, an array or a tuple of them.  Call the result with JAX (or NumPy)
+    arrays and constants; it works under ``jax.jit``, ``jax.grad``, ``jax.jvp``, ``jax.vjp``,
+    ``jax.vmap``, ``jax.hessian`` and inside ``jax.shard_map`` (each shard calls the compiled
+    code on its block).  ``out_shapes``: as in ``to_torch``.  ``options``: those of
+    ``zymase.grad``.
+
+        >>> import jax, jax.numpy as jnp, numpy as np, zymase
+        >>> jax.config.update("jax_enable_x64", True)
+        >>> def energy(x, k):
+        ...     e = 0.0
+        ...     for i in range(x.shape[0] - 1):
+        ...         e += k * (x[i + 1] - x[i]) ** 2
+        ...     return e
+        >>> op = zymase.to_jax(energy)
+        >>> jax.grad(lambda x: op(x, 0.5))(jnp.array([0.0, 1.0, 3.0]))
+        Array([-1., -1.,  2.], dtype=float64)
+    """
+    return JaxOp(fn, out_shapes, options)
+
+
+class JaxOp:
+    """What ``to_jax`` returns."""
+
+    def __init__(self, fn, out_shapes, options):
+        self.fn = python_function(fn)
+        self.out_shapes = out_shapes
+        self.options = options
+        self.kernels: dict = {}
+        self.__name__ = self.fn.__name__
+        self.__doc__ = self.fn.__doc__
+
+    def __repr__(self):
+        return f"<zymase.to_jax {self.fn.__qualname__}>"
+
+    def __call__(self, *args):
+        import jax  # lazy: an optional dependency
+
+        arrays, specs = [], []
+        for a in args:
+            if isinstance(a, (jax.Array, np.ndarray)) or hasattr(a, "aval"):
+                arrays.append(a)
+                specs.append(ArgSpec.array(a.dtype, a.shape))
+            else:
+                specs.append(ArgSpec.const(a))
+        if not arrays:
+            raise ZymaseTypeError(f"{self.fn.__name__}: a to_jax operation needs at least one "
+                                  "array argument")
+        key = tuple(specs)
+        with _LOCK:
+            kern = self.kernels.get(key)
+            if kern is None:
+                kern = self.kernels[key] = JaxKernel(self, specs)
+        outs = primitive().bind(*arrays, kern=kern, mode="primal")
+        return unflatten(list(outs), kern.kernel.structure)
+
+
+class JaxKernel:
+    """One signature of a ``JaxOp``: shapes and the FFI targets of its modes (made when XLA
+    first needs them)."""
+
+    def __init__(self, op: JaxOp, specs: list):
+        import jax  # lazy: an optional dependency
+
+        self.op = op
+        self.specs = specs
+        self.kernel = Kernel(op.fn, op.options, specs, op.out_shapes)
+        self.arrays = [s for s in specs if s.is_array]
+        self.float_in = [k for k, s in enumerate(self.arrays) if s.is_float]
+        self.float_out = self.kernel.float_outputs
+        self.handlers: dict = {}
+        if not jax.config.jax_enable_x64:
+            wide = [d for d, _ in self.kernel.outputs if d in ("float64", "int64")]
+            if wide:
+                raise ZymaseTypeError(
+                    f"{op.fn.__name__}() returns {wide[0]} values, which JAX keeps only with "
+                    "jax.config.update('jax_enable_x64', True) (or pass float32 arrays and "
+                    "return float32)")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    # -- avals
+
+    def out_avals(self, mode: str):
+        import jax.core  # lazy: an optional dependency
+
+        def aval(dtype, shape):
+            return jax.core.ShapedArray(tuple(shape), np.dtype(dtype))
+
+        outs = self.kernel.outputs
+        if mode == "primal":
+            return [aval(d, s) for d, s in outs]
+        if mode == "jvp":
+            return [aval(*outs[j]) for j in self.float_out]
+        ins = [aval(self.arrays[i].dtype, self.arrays[i].shape) for i in self.float_in]
+        if mode == "vjp":
+            return ins
+        return ins + ins  # hvp: H v, and the shadow it accumulates (dropped)
+
+    # -- FFI targets
+
+    def target(self, mode: str) -> str:
+        import jax  # lazy: an optional dependency
+
+        with _LOCK:
+            h = self.handlers.get(mode)
+            if h is None:
+                name = f"zymase_{self.op.fn.__name__}_{mode}_{next(_NAMES)}"
+                entry, plan = self._plan(mode)
+                h = self.handlers[mode] = (name, Handler(entry, plan, name))
+                jax.ffi.register_ffi_target(name, h[1].capsule, platform="cpu")
+            return h[0]
+
+    def _example(self):
+        k = self.kernel
+        return [_example_value(s) for s in k.specs]
+
+    def _flat_args(self, example, templates):
+        """Per IR argument of the primal: ("in", operand index) or ("const", value)."""
+        out, n = [], 0
+        for s, a, t in zip(self.specs, example, templates):
+            flat = flatten_arg(a, t)
+            if s.is_array:
+                out.append(("in", n))
+                n += 1
+            else:
+                out += [("const", v) for v in flat]
+        return out
+
+    def _plan(self, mode):
+        comp = shared(self.op.fn, transform_options(**self.op.options))
+        example = self._example()
+        ins = [(s.dtype, len(s.shape)) for s in self.arrays]
+        outs = [(d, len(s)) for d, s in self.kernel.outputs]
+        n_in = len(ins)
+        if mode == "primal":
+            spec = comp.primal(example)
+            args = self._flat_args(example, spec.templates)
+            return spec.entry, Plan(ins, outs, args, [("out", j) for j in range(len(outs))],
+                                    spec.entry.written, _globals(spec.captures))
+        fl_in = [ins[i] for i in self.float_in]
+        fl_out = [outs[j] for j in self.float_out]
+        user_float = [k for k, s in enumerate(self.specs) if s.is_float]
+        if mode == "jvp":
+            d = comp.get(example, Request("fwd", tuple(user_float), 1, ()))
+            args = self._flat_args(example, d.templates)
+            args += [("in", n_in + m) for m in range(len(d.flat_active))]
+            results = [None] * d.n_flat_results + [("out", j) for j in range(len(fl_out))]
+            return d.entry, Plan(ins + fl_in, fl_out, args, results, d.entry.written,
+                                 _globals(d.captures))
+        if mode == "vjp":
+            d = comp.get(example, Request("rev", tuple(user_float), 1, tuple(self.float_out)))
+            args = self._flat_args(example, d.templates)
+            scalars = []
+            for m, i in enumerate(d.flat_active):
+                if self.specs[self._user_of(i, d)].shape:
+                    args.append(("zero", m))
+                else:
+                    scalars.append(m)
+            args += [("in", n_in + m) for m in range(len(fl_out))]
+            results = [None] * d.n_flat_results + [("out", m) for m in scalars]
+            return d.entry, Plan(ins + fl_out, fl_in, args, results, d.entry.written,
+                                 _globals(d.captures))
+        # hvp: one float operand, one float result (checked by the JVP rule)
+        (k,) = user_float
+        d = comp.get(example, Request("fwd-rev", (k,), 1, (0,)))
+        args = self._flat_args(example, d.templates)
+        x_array = bool(self.specs[k].shape)
+        if x_array:
+            args.append(("zero", 1))  # the shadow
+        args.append(("in", n_in))  # the seed: the output's cotangent
+        args.append(("in", n_in + 1))  # the direction
+        if x_array:
+            args.append(("zero", 0))  # its tangent: H v
+        results = [None] * len(d.entry.result_types)
+        if not x_array:
+            results[-1] = ("out", 0)
+        return d.entry, Plan(ins + [fl_out[0], fl_in[0]], fl_in + fl_in, args, results,
+                             d.entry.written, _globals(d.captures))
+
+    def _user_of(self, flat_index, d):
+        return d.leaf_of[flat_index][0]
+
+
+def _example_value(s):
+    if not s.is_array:
+        return s.value
+    if not s.shape:
+        return 0.0 if s.dtype == "float64" else np.dtype(s.dtype).type(0)
+    return np.zeros(s.shape, s.dtype)
+
+
+def _globals(captures) -> list:
+    return list(captures.arrays()) if captures is not None and captures.n_slots else []
+
+
+# ---------------------------------------------------------------------- the primitive
+
+
+def primitive():
+    """The ``zymase_call`` primitive, defined on first use (JAX is imported then)."""
+    global _PRIMITIVE
+    with _LOCK:
+        if _PRIMITIVE is None:
+            _PRIMITIVE = _define()
+        return _PRIMITIVE
+
+
+def _define():
+    import jax  # lazy: an optional dependency
+    from jax.extend.core import Primitive  # lazy: an optional dependency
+    from jax.interpreters import ad, batching, mlir  # lazy: an optional dependency
+
+    p = Primitive("zymase_call")
+    p.multiple_results = True
+
+    def impl(*args, kern, mode):
+        return jax.jit(lambda *a: p.bind(*a, kern=kern, mode=mode))(*args)
+
+    p.def_impl(impl)
+    def abstract_eval(*avals, kern, mode):
+        outs = kern.out_avals(mode)
+        # inside shard_map: the results vary over the manual mesh axes their operands vary
+        # over (JAX 0.10: ``manual_axis_type``)
+        like = next((a for a in avals
+                     if getattr(getattr(a, "manual_axis_type", None), "varying", None)), None)
+        if like is None:
+            return outs
+        from jax.sharding import PartitionSpec  # lazy: an optional dependency
+
+        return [like.update(shape=o.shape, dtype=o.dtype, weak_type=False,
+                            sharding=like.sharding.update(
+                                spec=PartitionSpec(*[None] * len(o.shape))))
+                for o in outs]
+
+    p.def_abstract_eval(abstract_eval)
+
+    def lowering(ctx, *args, kern, mode):
+        return jax.ffi.ffi_lowering(kern.target(mode))(ctx, *args)
+
+    mlir.register_lowering(p, lowering, platform="cpu")
+
+    def zero(y):
+        return ad.Zero(jax.typeof(y).to_tangent_aval())
+
+    def zeros_like(aval):
+        return jax.numpy.zeros(aval.shape, aval.dtype)
+
+    def jvp(primals, tangents, *, kern, mode):
+        if mode == "primal":
+            ys = p.bind(*primals, kern=kern, mode="primal")
+            if all(type(tangents[i]) is ad.Zero for i in kern.float_in):
+                return ys, [zero(y) for y in ys]
+            ts = [ad.instantiate_zeros(tangents[i]) for i in kern.float_in]
+            touts = iter(p.bind(*primals, *ts, kern=kern, mode="jvp"))
+            return ys, [next(touts) if j in kern.float_out else zero(y)
+                        for j, y in enumerate(ys)]
+        if mode == "vjp":
+            n = len(kern.arrays)
+            xs, cts = primals[:n], primals[n:]
+            dxs, dcts = tangents[:n], tangents[n:]
+            out = p.bind(*xs, *cts, kern=kern, mode="vjp")
+            touts = None
+            if not all(type(t) is ad.Zero for t in dcts):
+                touts = p.bind(*xs, *[ad.instantiate_zeros(t) for t in dcts], kern=kern,
+                               mode="vjp")
+            if not all(type(dxs[i]) is ad.Zero for i in kern.float_in):
+                _second_order_ok(kern)
+                v = ad.instantiate_zeros(dxs[kern.float_in[0]])
+                hv = p.bind(*xs, cts[0], v, kern=kern, mode="hvp")[:1]
+                touts = hv if touts is None else [a + b for a, b in zip(touts, hv)]
+            if touts is None:
+                return out, [zero(o) for o in out]
+            return out, list(touts)
+        raise DifferentiationError(
+            f"zymase cannot differentiate the {mode} of {kern.op.fn.__name__}() once more "
+            "(forward over forward mode): use jax.jacrev or jax.hessian (forward over reverse)")
+
+    ad.primitive_jvps[p] = jvp
+
+    def transpose(cts, *args, kern, mode):
+        n = len(kern.arrays)
+        if mode == "jvp":
+            xs = args[:n]
+            cts = [zeros_like(a) if type(c) is ad.Zero else c
+                   for c, a in zip(cts, kern.out_avals("jvp"))]
+            grads = p.bind(*xs, *cts, kern=kern, mode="vjp")
+            return [None] * n + list(grads)
+        if mode == "vjp":
+            xs = args[:n]
+            cts = [zeros_like(a) if type(c) is ad.Zero else c
+                   for c, a in zip(cts, kern.out_avals("vjp"))]
+            return [None] * n + list(p.bind(*xs, *cts, kern=kern, mode="jvp"))
+        # hvp(x, c, v) = c H v: bilinear in the cotangent c and the direction v (H symmetric)
+        xs, c, v = args[:n], args[n], args[n + 1]
+        w = cts[0]
+        if type(w) is ad.Zero:
+            return [None] * (n + 2)
+        if ad.is_undefined_primal(v):
+            return [None] * (n + 1) + [p.bind(*xs, c, w, kern=kern, mode="hvp")[0]]
+        one = jax.numpy.ones_like(c)
+        hv = p.bind(*xs, one, v, kern=kern, mode="hvp")[0]
+        return [None] * n + [jax.numpy.sum(hv * w), None]
+
+    ad.primitive_transposes[p] = transpose
+
+    def batch(args, dims, *, kern, mode):
+        mapped = [d is not None and not isinstance(d, type(None)) and isinstance(d, int)
+                  for d in dims]
+        moved = [jax.numpy.moveaxis(a, d, 0) if m else a for a, d, m in zip(args, dims, mapped)]
+
+        def one(xs):
+            it = iter(xs)
+            full = [next(it) if m else a for a, m in zip(moved, mapped)]
+            return p.bind(*full, kern=kern, mode=mode)
+
+        outs = jax.lax.map(one, [a for a, m in zip(moved, mapped) if m])
+        return list(outs), [0] * len(outs)
+
+    batching.primitive_batchers[p] = batch
+    return p
+
+
+def _second_order_ok(kern) -> None:
+    k = kern.kernel
+    if len(kern.float_in) != 1 or len(kern.float_out) != 1 or \
+            k.outputs[kern.float_out[0]][1] != ():
+        raise DifferentiationError(
+            f"second derivatives of {kern.op.fn.__name__}() are available for functions of "
+            "one float array returning one float (zymase's hvp); this one has "
+            f"{len(kern.float_in)} float operand(s) and {len(kern.float_out)} float result(s)")
