@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import interop_programs as P  # noqa: E402
+
 from zymase.driver.cache import shared  # noqa: E402
 from zymase.ir.shapes import result_shapes  # noqa: E402
 from zymase.options import Options  # noqa: E402
