@@ -171,3 +171,16 @@ def test_shard_map_on_eight_virtual_devices(tmp_path):
     r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0 and "shard_map ok" in r.stdout, r.stderr[-3000:]
+
+
+def test_written_argument_is_an_output():
+    def both(x, out):
+        out[:] = x * 2.0
+        return np.sum(out)
+
+    op = zymase.to_jax(both, writes="out")
+    x, o = _rand(5), _rand(5, seed=1)
+    s, out = jax.jit(op)(x, o)
+    np.testing.assert_allclose(out, 2.0 * np.asarray(x), rtol=1e-15)
+    assert abs(float(s) - 2.0 * float(np.sum(x))) < 1e-12
+    check_grads(lambda x, o: op(x, o)[1], (x, o), order=1, modes=("fwd", "rev"))

@@ -154,3 +154,20 @@ def test_errors_say_what_to_do():
         zymase.to_torch(P.energy)(x, [1.0])
     with pytest.raises(ZymaseError, match="complex64"):
         zymase.to_torch(P.energy)(x.to(torch.complex64), 1.0)
+
+
+def test_written_argument_is_an_output_and_the_tensor_is_unchanged():
+    def fill(x, out):
+        for i in range(x.shape[0]):
+            out[i] = out[i] * 0.5 + np.sin(x[i])
+
+    op = zymase.to_torch(fill, writes="out")
+    x, o = _rand(5).requires_grad_(), _rand(5, seed=1).requires_grad_()
+    before = o.detach().clone()
+    (r,) = op(x, o)
+    assert torch.equal(o.detach(), before)
+    np.testing.assert_allclose(r.detach().numpy(), 0.5 * before.numpy() + np.sin(x.detach())
+                               .numpy(), rtol=1e-14)
+    assert torch.autograd.gradcheck(op, (x, o), check_forward_ad=True)
+    with pytest.raises(ZymaseError, match="has no parameter 'y'"):
+        zymase.to_torch(fill, writes="y")

@@ -261,40 +261,37 @@ def _handler_ir(entry, plan: Plan, name: str, globals_table: int) -> str:
     fn = f"inttoptr (i64 {entry_address(entry)} to ptr)"
     st = w.tmp(f"call i32 ({params}) {fn}(ptr {ctx}, ptr {rets}"
                + "".join(", " + a for a in c_args) + ")")
-    for c in copies:
-        w.emit(f"call void @free(ptr {c})")
     failed = w.tmp(f"icmp ne i32 {st}, 0")
     w.emit(f"br i1 {failed}, label %failed, label %results")
 
     # results: numbers into 0-d outputs, arrays copied into theirs
     w.label("results")
-    slot = 0
-    frees = []
-    for t, how in zip(entry.result_types, plan.results):
-        here = slot
-        slot += _slots(t)
+    slots, frees = [], []
+    for t in entry.result_types:
+        here = sum(_slots(u) for u in entry.result_types[:len(slots)])
+        slots.append(here)
         if isinstance(t, ArrayType):
-            base = w.tmp(f"load ptr, ptr {w.tmp(f'getelementptr i64, ptr {rets}, i64 {here}')}")
-            frees.append(base)
-            if how is None:
-                continue
+            frees.append(w.tmp("load ptr, ptr " +
+                               w.tmp(f"getelementptr i64, ptr {rets}, i64 {here}")))
+    for t, how, here in zip(entry.result_types, plan.results, slots):
+        if how is None:
+            continue
+        if isinstance(t, ArrayType):
             _copy_out(w, t, rets, here, bufs[("out", how[1])], how[1], msg)
-        elif how is not None:
+        else:
             _store_number(w, t, rets, here, bufs[("out", how[1])])
-    # the returned arrays' memory (once each: results may share a buffer), then the rest of
-    # what the call allocated (``abi.py`` frees the same way)
-    for k, base in enumerate(frees):
-        dup = "false"
-        for other in frees[:k]:
-            dup = w.tmp(f"or i1 {dup}, {w.tmp(f'icmp eq ptr {base}, {other}')}")
-        p = w.tmp(f"select i1 {dup}, ptr null, ptr {base}")
-        w.emit(f"call void @free(ptr {p})")
-    _free_arena(w, ctx, frees)
+    _release(w, ctx, frees, copies)
     w.emit("ret ptr null")
+    # a result whose shape is not the declared one: free as above, then raise
+    w.label("shape_failed")
+    _release(w, ctx, frees, copies)
+    w.emit(f"br label %raise_{ERR_INVALID_ARGUMENT}")
 
     # errors
     w.label("failed")
     _free_arena(w, ctx)
+    for c in copies:
+        w.emit(f"call void @free(ptr {c})")
     err_id = w.field(ctx, 0, "i64")
     ea, eb = w.field(ctx, 8, "i64"), w.field(ctx, 16, "i64")
     cases = " ".join(f"i64 {k + 1}, label %err{k}" for k in range(len(errors)))
@@ -413,7 +410,7 @@ def _copy_out(w: _Writer, t: ArrayType, rets: str, slot: int, buf, j: int, msg: 
         w.label(bad)
         w.emit(f"call i32 (ptr, i64, ptr, ...) @snprintf(ptr {msg}, i64 1024, "
                f"ptr @zy.bad_shape, i64 {j}, i64 {n}, i64 {k}, i64 {want})")
-        w.emit(f"br label %raise_{ERR_INVALID_ARGUMENT}")
+        w.emit("br label %shape_failed")
         w.label(nxt)
         shape.append(n)
         strides.append(s)
@@ -450,6 +447,20 @@ def _copy_out(w: _Writer, t: ArrayType, rets: str, slot: int, buf, j: int, msg: 
         w.lines.append(f"  {nxt} = add i64 {iv}, 1")
         w.emit(f"br label %{loop}")
         w.label(end)
+
+
+def _release(w: _Writer, ctx: str, frees: list, copies: list) -> None:
+    """Free the returned arrays' memory (once each: results may share a buffer), the rest of
+    what the call allocated (``abi.py`` frees the same way), and the copies of written
+    inputs (last: a result may be a view of one)."""
+    for k, base in enumerate(frees):
+        dup = "false"
+        for other in frees[:k]:
+            dup = w.tmp(f"or i1 {dup}, {w.tmp(f'icmp eq ptr {base}, {other}')}")
+        w.emit(f"call void @free(ptr {w.tmp(f'select i1 {dup}, ptr null, ptr {base}')})")
+    _free_arena(w, ctx, frees)
+    for c in copies:
+        w.emit(f"call void @free(ptr {c})")
 
 
 def _free_arena(w: _Writer, ctx: str, kept=()) -> None:

@@ -19,6 +19,9 @@ arguments), except 0-d arrays, which are passed as numbers of their dtype and di
 
 from __future__ import annotations
 
+import inspect
+import itertools
+import linecache
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +85,7 @@ class ArgSpec:
 class Kernel:
     """``fn`` compiled for one signature (a list of ``ArgSpec``)."""
 
-    def __init__(self, fn, options: dict, specs: list[ArgSpec], out_shapes=None):
+    def __init__(self, fn, options: dict, specs: list[ArgSpec], out_shapes=None, writes=()):
         self.fn = python_function(fn)
         self.name = self.fn.__name__
         self.options = dict(options)
@@ -91,6 +94,17 @@ class Kernel:
         self.float_inputs = [k for k, s in enumerate(specs) if s.is_float]
         example = [_example(s) for s in specs]
         spec = shared(self.fn, transform_options(**self.options)).primal(example)
+        if writes:
+            for k in writes:
+                if not specs[k].is_array or not specs[k].shape:
+                    raise ZymaseTypeError(f"argument {k} of {self.name}() is declared written "
+                                          "(writes=): pass an array there")
+            self.fn = _returning_written(self.fn, len(specs), writes, spec.result)
+            spec = shared(self.fn, transform_options(**self.options)).primal(example)
+        # arguments the code writes: given copies (operations never change their operands)
+        owners = [k for k, (a, t) in enumerate(zip(example, spec.templates))
+                  for _ in flatten_arg(a, t)]
+        self.written = {owners[i] for i in spec.entry.written} | set(writes)
         self.structure = _structure(spec.result, self.name)
         self.leaves = _leaves(spec.result)
         shapes = self._infer(spec, example, out_shapes)
@@ -142,6 +156,8 @@ class Kernel:
                 out.append(s.value)
                 continue
             a = np.ascontiguousarray(next(it), dtype=s.dtype)
+            if len(out) in self.written:
+                a = a.copy()
             out.append(a[()] if a.ndim == 0 else a)
         return out
 
@@ -209,6 +225,50 @@ class Kernel:
         hv = zymase_hvp(self.fn, argnums=k, **self.options)(*args, _like(v, args[k]))
         return [np.asarray(hv, dtype=self.specs[k].dtype).reshape(self.specs[k].shape)
                 * np.asarray(cotangent, dtype=self.specs[k].dtype)]
+
+
+_WRAPPERS = itertools.count()
+
+
+def written_positions(fn, writes) -> tuple:
+    """The positions of the arguments named (or numbered) in ``writes=``."""
+    if isinstance(writes, (str, int)):
+        writes = (writes,)
+    names = list(inspect.signature(fn).parameters)
+    out = []
+    for w in writes:
+        if isinstance(w, str):
+            if w not in names:
+                raise ZymaseValueError(f"writes={w!r}: {fn.__name__}() has no parameter "
+                                       f"{w!r} (its parameters: {', '.join(names)})")
+            out.append(names.index(w))
+        elif isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w < len(names):
+            out.append(w % len(names))
+        else:
+            raise ZymaseValueError(f"writes= takes parameter names or positions of "
+                                   f"{fn.__name__}(), not {w!r}")
+    return tuple(sorted(set(out)))
+
+
+def _returning_written(fn, nargs: int, writes, desc):
+    """``fn`` returning, after its own results, the final contents of the arguments it writes
+    (``writes``: their positions): the source of a wrapper, compiled like any function."""
+    params = [f"a{k}" for k in range(nargs)]
+    call = f"_f({', '.join(params)})"
+    filled = [params[k] for k in writes]
+    if desc[0] == "p" and desc[1] is None:
+        lines = [f"    {call}", f"    return ({', '.join(filled)},)"]
+    elif desc[0] == "t":
+        mine = [f"r[{j}]" for j in range(len(desc[1]))]
+        lines = [f"    r = {call}", f"    return ({', '.join(mine + filled)},)"]
+    else:
+        lines = [f"    r = {call}", f"    return (r, {', '.join(filled)})"]
+    text = f"def {fn.__name__}({', '.join(params)}):\n" + "\n".join(lines) + "\n"
+    name = f"<zymase.writes-{next(_WRAPPERS)}>"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    namespace = {"_f": fn}
+    exec(compile(text, name, "exec"), namespace)
+    return namespace[fn.__name__]
 
 
 def _example(s: ArgSpec):

@@ -36,21 +36,21 @@ from ..frontend.args import flatten_arg
 from ..frontend.source import python_function
 from ..options import transform_options
 from .ffi import Handler, Plan
-from .kernel import ArgSpec, Kernel, unflatten
+from .kernel import ArgSpec, Kernel, unflatten, written_positions
 
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
 _PRIMITIVE = None
 
 
-def to_jax(fn, *, out_shapes=None, **options):
+def to_jax(fn, *, out_shapes=None, writes=(), **options):
     """``fn`` as a JAX operation whose derivatives are zymase's.
 
     ``fn`` returns a number, an array or a tuple of them.  Call the result with JAX (or NumPy)
     arrays and constants; it works under ``jax.jit``, ``jax.grad``, ``jax.jvp``, ``jax.vjp``,
     ``jax.vmap``, ``jax.hessian`` and inside ``jax.shard_map`` (each shard calls the compiled
-    code on its block).  ``out_shapes``: as in ``to_torch``.  ``options``: those of
-    ``zymase.grad``.
+    code on its block).  ``out_shapes`` and ``writes``: as in ``to_torch``.  ``options``: those
+    of ``zymase.grad``.
 
         >>> import jax, jax.numpy as jnp, numpy as np, zymase
         >>> jax.config.update("jax_enable_x64", True)
@@ -63,14 +63,15 @@ def to_jax(fn, *, out_shapes=None, **options):
         >>> jax.grad(lambda x: op(x, 0.5))(jnp.array([0.0, 1.0, 3.0]))
         Array([-1., -1.,  2.], dtype=float64)
     """
-    return JaxOp(fn, out_shapes, options)
+    return JaxOp(fn, out_shapes, writes, options)
 
 
 class JaxOp:
     """What ``to_jax`` returns."""
 
-    def __init__(self, fn, out_shapes, options):
+    def __init__(self, fn, out_shapes, writes, options):
         self.fn = python_function(fn)
+        self.writes = written_positions(self.fn, writes)
         self.out_shapes = out_shapes
         self.options = options
         self.kernels: dict = {}
@@ -111,7 +112,8 @@ class JaxKernel:
 
         self.op = op
         self.specs = specs
-        self.kernel = Kernel(op.fn, op.options, specs, op.out_shapes)
+        self.kernel = Kernel(op.fn, op.options, specs, op.out_shapes, op.writes)
+        self._eager: dict = {}
         self.arrays = [s for s in specs if s.is_array]
         self.float_in = [k for k, s in enumerate(self.arrays) if s.is_float]
         self.float_out = self.kernel.float_outputs
@@ -179,7 +181,7 @@ class JaxKernel:
         return out
 
     def _plan(self, mode):
-        comp = shared(self.op.fn, transform_options(**self.op.options))
+        comp = shared(self.kernel.fn, transform_options(**self.op.options))
         example = self._example()
         ins = [(s.dtype, len(s.shape)) for s in self.arrays]
         outs = [(d, len(s)) for d, s in self.kernel.outputs]
@@ -265,8 +267,11 @@ def _define():
     p = Primitive("zymase_call")
     p.multiple_results = True
 
-    def impl(*args, kern, mode):
-        return jax.jit(lambda *a: p.bind(*a, kern=kern, mode=mode))(*args)
+    def impl(*args, kern, mode):  # outside jit: one compiled XLA call per mode, kept
+        run = kern._eager.get(mode)
+        if run is None:
+            run = kern._eager[mode] = jax.jit(lambda *a: p.bind(*a, kern=kern, mode=mode))
+        return run(*args)
 
     p.def_impl(impl)
     def abstract_eval(*avals, kern, mode):

@@ -34,21 +34,24 @@ import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..frontend.source import python_function
-from .kernel import ArgSpec, Kernel, unflatten
+from .kernel import ArgSpec, Kernel, unflatten, written_positions
 
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
 
 
-def to_torch(fn, *, out_shapes=None, name: str | None = None, **options):
+def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **options):
     """``fn`` as a PyTorch operation whose derivatives are zymase's.
 
     ``fn`` is a plain Python function (or a ``zymase.jit`` one) returning a number, an array or
     a tuple of them.  Call the result with tensors for the arrays and Python values for the
     rest (constants: ints, floats, strings...).  ``out_shapes``: only where a result's shape
     does not follow from the arguments' shapes (an error says so): a function of the
-    arguments' shapes (tuples) and constants returning one shape per result.  ``options`` are
-    those of ``zymase.grad`` (``fastmath``, ``memory_limit``, ...).
+    arguments' shapes (tuples) and constants returning one shape per result.  ``writes``: the
+    names (or positions) of arguments ``fn`` fills in place (``def f(x, out): out[:] = ...``):
+    the operation returns their final contents after ``fn``'s own results (their tensors are
+    not changed: the operation works on copies, whose initial contents are differentiated
+    too).  ``options`` are those of ``zymase.grad`` (``fastmath``, ``memory_limit``, ...).
 
         >>> import numpy as np, torch, zymase
         >>> def energy(x, k):
@@ -62,18 +65,19 @@ def to_torch(fn, *, out_shapes=None, name: str | None = None, **options):
         >>> x.grad
         tensor([-1., -1.,  2.], dtype=torch.float64)
     """
-    return TorchOp(fn, out_shapes, name, options)
+    return TorchOp(fn, out_shapes, writes, name, options)
 
 
 class TorchOp:
     """What ``to_torch`` returns: calls dispatch on which arguments are tensors and the
     constants' values (one set of custom operators each)."""
 
-    def __init__(self, fn, out_shapes, name, options):
+    def __init__(self, fn, out_shapes, writes, name, options):
         import torch  # lazy: torch is an optional dependency
 
         self._torch = torch
         self.fn = python_function(fn)
+        self.writes = written_positions(self.fn, writes)
         self.out_shapes = out_shapes
         self.options = options
         base = re.sub(r"\W", "_", name or self.fn.__name__)
@@ -212,7 +216,7 @@ class _Family:
                 else:
                     specs.append(ArgSpec.array(*next(it)))
             k = self.kernels[key] = Kernel(self.top.fn, self.top.options, specs,
-                                           self.top.out_shapes)
+                                           self.top.out_shapes, self.top.writes)
         return k
 
     def structure(self, xs):
