@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ..api.grad import jvp as zymase_jvp
 from ..api.jacobians import hvp as zymase_hvp
-from ..api.jacobians import vjp as zymase_vjp
 from ..api.jit import jit
+from ..api.values import flat_args, gather_adjoints, rebuild
 from ..driver.cache import shared
 from ..driver.compile import compile_specialization
+from ..driver.request import Request
 from ..driver.signature import arrays_disjoint
 from ..errors import DifferentiationError, ShapeError, ZymaseTypeError, ZymaseValueError
 from ..frontend.args import flatten_arg
@@ -112,6 +112,7 @@ class Kernel:
                          s) for t, s in zip(self.leaves, shapes)]
         self.float_outputs = [j for j, (d, _) in enumerate(self.outputs) if d in FLOATS]
         self._call = jit(self.fn, **self.jit_options)
+        self._comp = shared(self.fn, transform_options(**self.options))
 
     # -- shapes
 
@@ -175,36 +176,56 @@ class Kernel:
     def primal(self, arrays: list) -> list:
         return self._flat(self._call(*self.args(arrays)))
 
+    def _derivative(self, args, req):
+        """The compiled derivative ``req`` and the flat arguments for ``args`` (copies of the
+        arrays it writes: an operation never changes its operands)."""
+        d = self._comp.get(args, req)
+        flat = flat_args(d, args)
+        for i in d.written:
+            if isinstance(flat[i], np.ndarray):
+                flat[i] = np.array(flat[i])
+        d.check_distinct(flat)
+        return d, flat
+
     def jvp(self, arrays: list, tangents: list) -> list:
         """Tangents of the float outputs for ``tangents`` (one per float array argument, None
-        for a direction of zeros)."""
+        for a direction of zeros): one run of the compiled forward mode."""
         args = self.args(arrays)
-        tans = [None] * len(args)
-        for k, t in zip(self.float_inputs, tangents):
-            tans[k] = np.zeros_like(args[k]) if t is None else _like(t, args[k])
-        if all(t is None for t in tans):
+        if not self.float_inputs or all(t is None for t in tangents):
             return [np.zeros(self.outputs[j][1], self.outputs[j][0])
                     for j in self.float_outputs]
-        _, tout = zymase_jvp(self.fn, args, tans, **self.options)
-        flat = _flatten(tout, self.structure)
-        return [np.asarray(flat[j], dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
-                for j in self.float_outputs]
+        d, flat = self._derivative(args, Request("fwd", tuple(self.float_inputs), 1, ()))
+        given = dict(zip(self.float_inputs, tangents))
+        tans = []
+        for i in d.flat_active:
+            k = d.leaf_of[i][0]
+            t = given.get(k)
+            tans.append(np.zeros_like(flat[i]) if t is None and isinstance(flat[i], np.ndarray)
+                        else flat[i] * 0 if t is None else _like(t, flat[i]))
+        out = d.call(flat + tans)[d.n_flat_results:]
+        return [np.asarray(v, dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
+                for v, j in zip(out, self.float_outputs)]
 
     def vjp(self, arrays: list, cotangents: list) -> list:
         """Cotangents of the float array arguments for ``cotangents`` (one per float output,
-        None for zeros)."""
-        args = self.args(arrays)
-        cts = [np.zeros(s, d) for d, s in self.outputs]
-        for j, c in zip(self.float_outputs, cotangents):
-            if c is not None:
-                cts[j] = np.asarray(c, dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
+        None for zeros): one run of the compiled reverse mode (forward and adjoint sweeps)."""
         if not self.float_inputs:
             return []
-        _, pullback = zymase_vjp(self.fn, *args, **self.options)
-        ct = _unflatten([c if c.ndim else c[()] for c in cts], self.structure)
-        grads = pullback(ct)
-        return [np.asarray(grads[k], dtype=self.specs[k].dtype).reshape(self.specs[k].shape)
-                for k in self.float_inputs]
+        args = self.args(arrays)
+        nums = tuple(self.float_inputs)
+        d, flat = self._derivative(args, Request("rev", nums, 1, tuple(self.float_outputs)))
+        seeds = []
+        for j, c in zip(self.float_outputs, cotangents):
+            dtype, shape = self.outputs[j]
+            c = np.zeros(shape, dtype) if c is None else np.asarray(c, dtype=dtype)
+            seeds.append(np.ascontiguousarray(c.reshape(shape)) if shape
+                         else np.dtype(dtype).type(c.reshape(())))
+        shadows = {i: np.zeros_like(flat[i]) for i in d.flat_active
+                   if isinstance(flat[i], np.ndarray)}
+        out = d.call(flat + list(shadows.values()) + seeds)
+        per_arg = gather_adjoints(d, nums, shadows, out[d.n_flat_results:])
+        return [np.asarray(rebuild(d.templates[k], per_arg[k]), dtype=self.specs[k].dtype)
+                .reshape(self.specs[k].shape) for k in nums]
 
     def hvp(self, arrays: list, cotangent, directions: list) -> list:
         """The tangent of ``vjp(arrays, [cotangent])`` along ``directions`` of the arguments

@@ -38,6 +38,7 @@ from .kernel import ArgSpec, Kernel, unflatten, written_positions
 
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
+_forward_ad = None  # torch.autograd.forward_ad, once a TorchOp is made
 
 
 def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **options):
@@ -74,7 +75,10 @@ class TorchOp:
 
     def __init__(self, fn, out_shapes, writes, name, options):
         import torch  # lazy: torch is an optional dependency
+        import torch.autograd.forward_ad  # lazy: an optional dependency
 
+        global _forward_ad
+        _forward_ad = torch.autograd.forward_ad
         self._torch = torch
         self.fn = python_function(fn)
         self.writes = written_positions(self.fn, writes)
@@ -120,9 +124,17 @@ class TorchOp:
             if t.device.type != "cpu":
                 raise ZymaseValueError(f"{self.fn.__name__}: zymase operations run on the CPU; "
                                        f"this tensor is on {t.device} (use .cpu())")
-        # torch.compile traces the operator itself (its autograd formula is registered with
-        # it); eager calls go through the autograd.Function, which adds forward mode
-        out = fam.fwd(tensors) if torch.compiler.is_compiling() else fam.apply(*tensors)
+        # torch.compile traces the operator, which carries its backward formula; forward mode
+        # and torch.func transforms go through an autograd.Function around the operators
+        # (jvp and vmap rules); a plain eager call skips the dispatcher (tens of us a call)
+        if torch.compiler.is_compiling():
+            out = fam.fwd(tensors)
+        elif torch._C._are_functorch_transforms_active() or _forward_ad._current_level >= 0:
+            out = fam.apply(*tensors)
+        elif torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            out = fam.direct(*tensors)
+        else:
+            out = fam._fwd(tensors)
         return unflatten(list(out), fam.structure(tensors))
 
 
@@ -166,7 +178,7 @@ class _Family:
                             self._jvp, self._jvp_fake)
         self.hvp = self._op(lib + "_hvp", "(Tensor[] xs, Tensor[] ct, Tensor[] vs) -> Tensor[]",
                             self._hvp, self._vjp_fake_xs)
-        self.apply = _autograd_functions(torch, self)
+        self.apply, self.direct = _autograd_functions(torch, self)
         self.fwd.register_autograd(self._fwd_backward, setup_context=_save_inputs)
         self.vjp.register_autograd(self._vjp_backward, setup_context=_save_inputs)
 
@@ -181,10 +193,18 @@ class _Family:
     # -- autograd formulas of the operators themselves (what torch.compile traces)
 
     def _fwd_backward(self, ctx, cts):
-        xs = list(ctx.inputs[0])
+        return self.backward(list(ctx.inputs[0]), cts)
+
+    def backward(self, xs, cts):
+        """The gradients of the tensors ``xs`` for the outputs' cotangents ``cts``."""
         fin, fout = self.float_positions(xs)
         cts = [_zeros_if_none(cts[j], _like_out(self, xs, j)) for j in fout]
-        grads = self.vjp(xs, cts)
+        torch = self.top._torch
+        if torch.is_grad_enabled() or torch.compiler.is_compiling() or \
+                torch._C._are_functorch_transforms_active():
+            grads = self.vjp(xs, cts)  # the operator: its own backward is recorded
+        else:  # a plain backward pass: the implementation, without the dispatcher's cost
+            grads = self._vjp(xs, cts)
         out = [None] * len(xs)
         for i, g in zip(fin, grads):
             out[i] = g
@@ -204,6 +224,10 @@ class _Family:
     # -- kernels
 
     def kernel(self, xs) -> Kernel:
+        try:
+            return self.kernels[tuple((x.dtype, x.shape) for x in xs)]
+        except (KeyError, TypeError):
+            pass
         # shapes are specialized (guarded) under dynamic shapes: results depend on them
         key = tuple((_np_dtype(x.dtype), tuple(int(d) for d in x.shape)) for x in xs)
         k = self.kernels.get(key)
@@ -217,6 +241,10 @@ class _Family:
                     specs.append(ArgSpec.array(*next(it)))
             k = self.kernels[key] = Kernel(self.top.fn, self.top.options, specs,
                                            self.top.out_shapes, self.top.writes)
+        try:
+            self.kernels[tuple((x.dtype, torch_shape(x)) for x in xs)] = k
+        except TypeError:  # symbolic sizes
+            pass
         return k
 
     def structure(self, xs):
@@ -260,6 +288,12 @@ class _Family:
         k = self.kernel(xs)
         return _tensors(k.hvp([_numpy(x) for x in xs], _numpy(ct[0]),
                               [_numpy(v) for v in vs]), xs)
+
+
+def torch_shape(x):
+    shape = x.shape
+    hash(shape)
+    return shape
 
 
 def _save_inputs(ctx, inputs, output):
@@ -395,7 +429,24 @@ def _autograd_functions(torch, fam: _Family):
             k = fam.kernel(xs)
             return tuple(next(touts) if j in fout else None for j in range(len(k.outputs)))
 
-    return Apply.apply
+    class Direct(torch.autograd.Function):
+        """Eager calls outside torch.func transforms: the implementations themselves."""
+
+        @staticmethod
+        def forward(ctx, *xs):
+            ctx.save_for_backward(*xs)
+            outs = fam._fwd(list(xs))
+            _, fout = fam.float_positions(list(xs))
+            ints = [o for j, o in enumerate(outs) if j not in fout]
+            if ints:
+                ctx.mark_non_differentiable(*ints)
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *cts):
+            return tuple(fam.backward(list(ctx.saved_tensors), list(cts)))
+
+    return Apply.apply, Direct.apply
 
 
 def _zeros_if_none(t, like):
