@@ -90,6 +90,15 @@ def test_vmap_of_primal_and_gradient():
     xs = _rand(4, 5)
     np.testing.assert_allclose(jax.vmap(op)(xs), [P.loss(np.array(x)) for x in xs],
                                rtol=1e-13)
+    # the primal is batched by zymase.vmap's compiled loop: one custom call on all examples
+    text = jax.jit(jax.vmap(op)).lower(xs).as_text()
+    assert "zymase_batched_primal" in text and "zymase_loss_primal" not in text
+    heat = zymase.to_jax(P.heat)
+    us, k = _rand(6, 9), _rand(9, seed=1)
+    u, e = jax.vmap(lambda u: heat(u, k, 0.1, 3), in_axes=1)(us.T)
+    want = [P.heat(np.array(x), np.array(k), 0.1, 3) for x in us]
+    np.testing.assert_allclose(u, [w[0] for w in want], rtol=1e-14)
+    np.testing.assert_allclose(e, [w[1] for w in want], rtol=1e-14)
     g = jax.jit(jax.vmap(jax.grad(op)))(xs)
     np.testing.assert_allclose(g, [zymase.grad(P.loss)(np.array(x)) for x in xs], rtol=1e-12)
 

@@ -76,9 +76,15 @@ def test_func_transforms_match_finite_differences():
     np.testing.assert_allclose(jr.numpy(), fd.numpy(), atol=1e-8)
     np.testing.assert_allclose(jf.numpy(), jr.numpy(), rtol=1e-12, atol=1e-14)
     xs = _rand(4, 7, seed=2)
-    batched = torch.func.vmap(lambda u: op(u, k, 0.1, 3)[1])(xs)
+    batched = torch.func.vmap(lambda u: op(u, k, 0.1, 3)[1], in_dims=1)(xs.T)
     np.testing.assert_allclose(batched.numpy(), [P.heat(x, k.numpy(), 0.1, 3)[1]
                                                  for x in xs.numpy()], rtol=1e-13)
+    # one compiled loop over the examples (zymase.vmap), not one call per example
+    assert sum(len(f._batched) for f in op._families.values()) == 1
+    per_example = torch.func.vmap(torch.func.grad(lambda u: op(u, k, 0.1, 3)[1]))(xs)
+    kn = k.numpy()
+    want = [zymase.grad(lambda u, kk: P.heat(u, kk, 0.1, 3)[1])(x, kn) for x in xs.numpy()]
+    np.testing.assert_allclose(per_example.numpy(), want, rtol=1e-12)
 
 
 def test_forward_ad_api():

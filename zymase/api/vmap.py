@@ -89,6 +89,13 @@ def vmap(fn, in_axes=0, out_axes=0, **options):
     return batched
 
 
+def batched_function(py, axes, result_desc):
+    """The plain Python function that ``vmap`` compiles: ``py`` on every example of the
+    arguments with an axis in ``axes`` (None: shared), results stacked along axis 0;
+    ``result_desc``: ``py``'s result (``Specialization.result``)."""
+    return _write(py, len(axes), tuple(axes), _structure(result_desc), 0)
+
+
 def _axes(in_axes, args) -> tuple:
     axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
     if len(axes) != len(args):

@@ -105,6 +105,7 @@ class Kernel:
         owners = [k for k, (a, t) in enumerate(zip(example, spec.templates))
                   for _ in flatten_arg(a, t)]
         self.written = {owners[i] for i in spec.entry.written} | set(writes)
+        self.result_desc = spec.result
         self.structure = _structure(spec.result, self.name)
         self.leaves = _leaves(spec.result)
         shapes = self._infer(spec, example, out_shapes)

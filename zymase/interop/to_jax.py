@@ -15,7 +15,8 @@ CPU.  Its rules are zymase's derivatives:
   ``jax.vjp`` and ``jax.linearize`` use zymase's adjoint;
 * JVP of the VJP: the VJP of the tangent cotangents plus zymase's forward-over-reverse ``hvp``
   (functions of one float array returning one float): ``jax.hessian``;
-* vmap: the examples one after another (``lax.map`` over the custom call).
+* vmap: of the primal, ``zymase.vmap``'s compiled loop over the examples (one custom call);
+  of a derivative, the examples one after another (``lax.map`` over its custom call).
 
 Arrays (``jax.Array``, NumPy, tracers) are the operation's operands; other arguments are
 constants (one compiled specialization per value).  Output shapes follow from the operands'
@@ -82,6 +83,14 @@ class JaxOp:
         return f"<zymase.to_jax {self.fn.__qualname__}>"
 
     def __call__(self, *args):
+        kern, outs = self._bind(args)
+        return unflatten(list(outs), kern.kernel.structure)
+
+    def flat(self, *args):
+        """The outputs as a flat list."""
+        return list(self._bind(args)[1])
+
+    def _bind(self, args):
         import jax  # lazy: an optional dependency
 
         arrays, specs = [], []
@@ -99,8 +108,7 @@ class JaxOp:
             kern = self.kernels.get(key)
             if kern is None:
                 kern = self.kernels[key] = JaxKernel(self, specs)
-        outs = primitive().bind(*arrays, kern=kern, mode="primal")
-        return unflatten(list(outs), kern.kernel.structure)
+        return kern, primitive().bind(*arrays, kern=kern, mode="primal")
 
 
 class JaxKernel:
@@ -114,6 +122,7 @@ class JaxKernel:
         self.specs = specs
         self.kernel = Kernel(op.fn, op.options, specs, op.out_shapes, op.writes)
         self._eager: dict = {}
+        self._batched: dict = {}
         self.arrays = [s for s in specs if s.is_array]
         self.float_in = [k for k, s in enumerate(self.arrays) if s.is_float]
         self.float_out = self.kernel.float_outputs
@@ -125,6 +134,25 @@ class JaxKernel:
                     f"{op.fn.__name__}() returns {wide[0]} values, which JAX keeps only with "
                     "jax.config.update('jax_enable_x64', True) (or pass float32 arrays and "
                     "return float32)")
+
+    def batched(self, mapped: tuple):
+        """The operation on examples stacked along axis 0 of the operands marked in
+        ``mapped``: ``zymase.vmap``'s batched function (a loop over the examples), made an
+        operation of its own; returns its flat outputs."""
+        op = self._batched.get(mapped)
+        if op is None:
+            from ..api.vmap import batched_function
+
+            marks = iter(mapped)
+            axes = [(0 if next(marks) else None) if s.is_array else None for s in self.specs]
+            py = batched_function(self.kernel.fn, axes, self.kernel.result_desc)
+            op = self._batched[mapped] = JaxOp(py, None, (), self.op.options)
+        arrays = iter(range(len(mapped)))
+
+        def run(*xs):
+            args = [xs[next(arrays)] if s.is_array else s.value for s in self.specs]
+            return op.flat(*args)
+        return run
 
     def __hash__(self):
         return id(self)
@@ -361,9 +389,11 @@ def _define():
     ad.primitive_transposes[p] = transpose
 
     def batch(args, dims, *, kern, mode):
-        mapped = [d is not None and not isinstance(d, type(None)) and isinstance(d, int)
-                  for d in dims]
+        mapped = [isinstance(d, int) for d in dims]
         moved = [jax.numpy.moveaxis(a, d, 0) if m else a for a, d, m in zip(args, dims, mapped)]
+        if mode == "primal":  # zymase.vmap's compiled loop over the examples (one call)
+            outs = kern.batched(tuple(mapped))(*moved)
+            return list(outs), [0] * len(outs)
 
         def one(xs):
             it = iter(xs)

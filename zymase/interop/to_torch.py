@@ -20,8 +20,9 @@ arguments' shapes, ``ir/shapes.py``) and a vmap rule, inside an ``autograd.Funct
 ``loss.backward()``, ``torch.autograd.grad``, ``torch.func.{grad,jvp,vjp,vmap,jacrev,jacfwd}``,
 ``torch.autograd.forward_ad`` and ``torch.compile(fullgraph=True)`` (no graph break); second
 derivatives (``torch.func.hessian``, double backward) for a function of one float tensor that
-returns one number (zymase's forward-over-reverse ``hvp``).  vmap runs the examples one after
-another through the compiled code.
+returns one number (zymase's forward-over-reverse ``hvp``).  ``vmap`` of the primal runs
+``zymase.vmap``'s compiled loop over the examples (one call); ``vmap`` of a derivative runs the
+examples one after another through the compiled derivative.
 """
 
 from __future__ import annotations
@@ -171,7 +172,9 @@ class _Family:
         self.top, self.nargs, self.positions, self.consts = top, nargs, positions, consts
         self.kernels: dict = {}
         lib = f"zymase::{top.name}_{k}"
-        self.fwd = self._op(lib, "(Tensor[] xs) -> Tensor[]", self._fwd, self._fwd_fake)
+        self.fwd = self._op(lib, "(Tensor[] xs) -> Tensor[]", self._fwd, self._fwd_fake,
+                            self._fwd_vmap)
+        self._batched: dict = {}
         self.vjp = self._op(lib + "_vjp", "(Tensor[] xs, Tensor[] cts) -> Tensor[]",
                             self._vjp, self._vjp_fake)
         self.jvp = self._op(lib + "_jvp", "(Tensor[] xs, Tensor[] ts) -> Tensor[]",
@@ -182,12 +185,12 @@ class _Family:
         self.fwd.register_autograd(self._fwd_backward, setup_context=_save_inputs)
         self.vjp.register_autograd(self._vjp_backward, setup_context=_save_inputs)
 
-    def _op(self, qualname, schema, impl, fake):
+    def _op(self, qualname, schema, impl, fake, vmap=None):
         import torch  # lazy: an optional dependency
 
         op = torch.library.custom_op(qualname, impl, mutates_args=(), schema=schema)
         op.register_fake(fake)
-        torch.library.register_vmap(op, _looped(op))
+        torch.library.register_vmap(op, vmap or _looped(op))
         return op
 
     # -- autograd formulas of the operators themselves (what torch.compile traces)
@@ -261,6 +264,27 @@ class _Family:
     def _fwd(self, xs):
         outs = self.kernel(xs).primal([_numpy(x) for x in xs])
         return _tensors(outs, xs)
+
+    def _fwd_vmap(self, info, in_dims, xs):
+        """vmap of the primal: ``zymase.vmap``'s compiled loop over the examples, one call."""
+        dims = in_dims[0] if isinstance(in_dims[0], (list, tuple)) else [in_dims[0]] * len(xs)
+        moved = [x if d is None else x.movedim(d, 0) for x, d in zip(xs, dims)]
+        mapped = tuple(d is not None for d in dims)
+        one = self.kernel([x[0] if m else x for x, m in zip(moved, mapped)])
+        key = (mapped, tuple((x.dtype, tuple(x.shape)) for x in moved))
+        k = self._batched.get(key)
+        if k is None:
+            from ..api.vmap import batched_function
+
+            marks = iter(mapped)
+            axes = [(0 if next(marks) else None) if s.is_array else None for s in one.specs]
+            py = batched_function(one.fn, axes, one.result_desc)
+            it = iter(moved)
+            specs = [ArgSpec.array(_np_dtype(x.dtype), x.shape) if s.is_array else s
+                     for s in one.specs for x in ([next(it)] if s.is_array else [None])]
+            k = self._batched[key] = Kernel(py, self.top.options, specs)
+        outs = _tensors(k.primal([_numpy(x) for x in moved]), moved)
+        return outs, [0] * len(outs)
 
     def _fwd_fake(self, xs):
         return [_empty(xs[0], d, s) for d, s in self.kernel(xs).outputs]
