@@ -80,7 +80,7 @@ def test_func_transforms_match_finite_differences():
     np.testing.assert_allclose(batched.numpy(), [P.heat(x, k.numpy(), 0.1, 3)[1]
                                                  for x in xs.numpy()], rtol=1e-13)
     # one compiled loop over the examples (zymase.vmap), not one call per example
-    assert sum(len(f._batched) for f in op._families.values()) == 1
+    assert sum(len(p.batched) for p in op.patterns.values()) == 1
     per_example = torch.func.vmap(torch.func.grad(lambda u: op(u, k, 0.1, 3)[1]))(xs)
     kn = k.numpy()
     want = [zymase.grad(lambda u, kk: P.heat(u, kk, 0.1, 3)[1])(x, kn) for x in xs.numpy()]
@@ -103,10 +103,10 @@ def test_opcheck_of_every_operator():
     a, b = _rand(4), _rand(6, seed=1)
     m, mt, n = op(a, b, 3)
     assert m.shape == (4, 3) and mt.shape == (3, 4) and n.dtype == torch.int64 and int(n) == 7
-    fam = next(iter(op._families.values()))
+    ops, (layout,) = op.ops, list(op.patterns)
     xs = [a, b]
-    for o, args in ((fam.fwd, (xs,)), (fam.vjp, (xs, [_rand(4, 3), _rand(3, 4)])),
-                    (fam.jvp, (xs, [_rand(4), _rand(6)]))):
+    for o, args in ((ops.fwd, (xs, layout)), (ops.vjp, (xs, [_rand(4, 3), _rand(3, 4)], layout)),
+                    (ops.jvp, (xs, [_rand(4), _rand(6)], layout))):
         report = torch.library.opcheck(o, args)
         assert set(report.values()) == {"SUCCESS"}, report
 
@@ -129,7 +129,7 @@ def test_compile_fullgraph_training_step_matches_eager():
     eager.backward()
     g_eager = m.logk.grad.clone()
     m.logk.grad = None
-    compiled = torch.compile(m, fullgraph=True, backend="eager")
+    compiled = torch.compile(m, fullgraph=True, backend="aot_eager")
     c = compiled(u0)
     c.backward()
     assert torch.allclose(c, eager) and torch.allclose(m.logk.grad, g_eager)
@@ -172,8 +172,21 @@ def test_written_argument_is_an_output_and_the_tensor_is_unchanged():
     before = o.detach().clone()
     (r,) = op(x, o)
     assert torch.equal(o.detach(), before)
-    np.testing.assert_allclose(r.detach().numpy(), 0.5 * before.numpy() + np.sin(x.detach())
-                               .numpy(), rtol=1e-14)
+    np.testing.assert_allclose(r.detach().numpy(),
+                               0.5 * before.numpy() + np.sin(x.detach().numpy()), rtol=1e-14)
     assert torch.autograd.gradcheck(op, (x, o), check_forward_ad=True)
     with pytest.raises(ZymaseError, match="has no parameter 'y'"):
         zymase.to_torch(fill, writes="y")
+
+
+@pytest.mark.slow
+def test_compile_with_inductor():
+    op = zymase.to_torch(P.energy)
+    x = _rand(6).requires_grad_()
+    f = torch.compile(lambda x: op(x * 2.0, 0.5) + x.sum(), fullgraph=True)
+    y = f(x)
+    y.backward()
+    g = zymase.grad(P.energy)(2.0 * x.detach().numpy(), 0.5) * 2.0 + 1.0
+    np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-12)
+    want = P.energy(2.0 * x.detach().numpy(), 0.5) + float(x.detach().sum())
+    assert abs(float(y.detach()) - want) < 1e-12

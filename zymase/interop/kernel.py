@@ -93,14 +93,7 @@ class Kernel:
         self.specs = list(specs)
         self.float_inputs = [k for k, s in enumerate(specs) if s.is_float]
         example = [_example(s) for s in specs]
-        spec = shared(self.fn, transform_options(**self.options)).primal(example)
-        if writes:
-            for k in writes:
-                if not specs[k].is_array or not specs[k].shape:
-                    raise ZymaseTypeError(f"argument {k} of {self.name}() is declared written "
-                                          "(writes=): pass an array there")
-            self.fn = _returning_written(self.fn, len(specs), writes, spec.result)
-            spec = shared(self.fn, transform_options(**self.options)).primal(example)
+        self.fn, spec = compiled(self.fn, self.options, specs, writes, example)
         # arguments the code writes: given copies (operations never change their operands)
         owners = [k for k, (a, t) in enumerate(zip(example, spec.templates))
                   for _ in flatten_arg(a, t)]
@@ -250,6 +243,28 @@ class Kernel:
 
 
 _WRAPPERS = itertools.count()
+
+
+def compiled(fn, options: dict, specs: list, writes=(), example=None):
+    """(the function an operation runs, its compiled primal) for ``specs``: ``fn`` itself,
+    or with ``writes``, a wrapper returning the written arguments too."""
+    example = [_example(s) for s in specs] if example is None else example
+    spec = shared(fn, transform_options(**options)).primal(example)
+    if writes:
+        for k in writes:
+            if not specs[k].is_array or not specs[k].shape:
+                raise ZymaseTypeError(f"argument {k} of {fn.__name__}() is declared written "
+                                      "(writes=): pass an array there")
+        fn = _returning_written(fn, len(specs), writes, spec.result)
+        spec = shared(fn, transform_options(**options)).primal(example)
+    return fn, spec
+
+
+def structure_of(fn, options: dict, specs: list, writes=()):
+    """The structure of ``fn``'s results for arguments of these dtypes and ranks (shapes do
+    not matter: every array spec may be empty)."""
+    fn, spec = compiled(python_function(fn), options, specs, writes)
+    return _structure(spec.result, fn.__name__)
 
 
 def written_positions(fn, writes) -> tuple:

@@ -95,7 +95,9 @@ class JaxOp:
 
         arrays, specs = [], []
         for a in args:
-            if isinstance(a, (jax.Array, np.ndarray)) or hasattr(a, "aval"):
+            if isinstance(a, (jax.Array, np.ndarray, np.generic)) or hasattr(a, "aval"):
+                if not hasattr(a, "aval"):  # NumPy: as JAX will see it (float32 without x64)
+                    a = jax.numpy.asarray(a)
                 arrays.append(a)
                 specs.append(ArgSpec.array(a.dtype, a.shape))
             else:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..frontend.source import python_function
-from .kernel import ArgSpec, Kernel, unflatten, written_positions
+from .kernel import ArgSpec, Kernel, structure_of, unflatten, written_positions
 
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
@@ -71,15 +71,20 @@ def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **optio
 
 
 class TorchOp:
-    """What ``to_torch`` returns: calls dispatch on which arguments are tensors and the
-    constants' values (one set of custom operators each)."""
+    """What ``to_torch`` returns.  Its operators are made once, here; a call names its
+    *layout* (which arguments are tensors, the constants' values, the tensors' dtypes and
+    ranks) with a string the operators take, so ``torch.compile`` sees the same operators
+    for every layout (the string is a constant of the graph)."""
 
     def __init__(self, fn, out_shapes, writes, name, options):
         import torch  # lazy: torch is an optional dependency
         import torch.autograd.forward_ad  # lazy: an optional dependency
 
-        global _forward_ad
+        global _forward_ad, _prepare
         _forward_ad = torch.autograd.forward_ad
+        if _prepare is None:
+            # run while torch.compile traces, its result a constant of the graph
+            _prepare = torch.compiler.assume_constant_result(_prepare_layout)
         self._torch = torch
         self.fn = python_function(fn)
         self.writes = written_positions(self.fn, writes)
@@ -87,20 +92,38 @@ class TorchOp:
         self.options = options
         base = re.sub(r"\W", "_", name or self.fn.__name__)
         self.name = f"{base}_{next(_NAMES)}"
-        self._families: dict = {}
+        self.layouts: dict = {}  # key -> (layout string, result structure)
+        self.patterns: dict = {}  # layout string -> _Pattern
         self.__name__ = self.fn.__name__
         self.__doc__ = self.fn.__doc__
+        _OPS[id(self)] = self
+        self.ops = _Ops(self)
 
     def __repr__(self):
         return f"<zymase.to_torch {self.fn.__qualname__}>"
 
-    def _family(self, key, nargs, positions, consts):
+    def __del__(self):
+        _OPS.pop(id(self), None)
+
+    def prepare(self, key):
+        """(layout string, result structure) of a call's layout ``key``."""
         with _LOCK:
-            fam = self._families.get(key)
-            if fam is None:
-                fam = self._families[key] = _Family(self, nargs, positions, dict(consts),
-                                                    len(self._families))
-            return fam
+            got = self.layouts.get(key)
+            if got is None:
+                nargs, positions, consts, types = key
+                pattern = _Pattern(self, nargs, positions, dict(consts))
+                specs, it = [], iter(types)
+                for i in range(nargs):
+                    if i in pattern.consts:
+                        specs.append(ArgSpec.const(pattern.consts[i]))
+                    else:
+                        dtype, ndim = next(it)
+                        specs.append(ArgSpec.array(_np_dtype(dtype), (0,) * ndim))
+                structure = structure_of(self.fn, self.options, specs, self.writes)
+                layout = str(len(self.patterns))
+                self.patterns[layout] = pattern
+                got = self.layouts[key] = (layout, structure)
+            return got
 
     def __call__(self, *args):
         torch = self._torch
@@ -109,34 +132,40 @@ class TorchOp:
             raise ZymaseTypeError(f"{self.fn.__name__}: a to_torch operation needs at least "
                                   "one tensor argument")
         consts = tuple((k, a) for k, a in enumerate(args) if k not in positions)
-        try:
-            key = (len(args), positions, consts)
-            hash(key)
-        except TypeError:
-            bad = next(a for _, a in consts if not _hashable(a))
-            raise ZymaseTypeError(
-                f"{self.fn.__name__}: argument of type {type(bad).__name__} is neither a tensor "
-                "nor a constant (constants are numbers, strings, tuples...: hashable)") from None
-        fam = self._families.get(key)
-        if fam is None:
-            fam = self._family(key, len(args), positions, consts)
+        for _, a in consts:
+            if not _hashable(a):
+                raise ZymaseTypeError(
+                    f"{self.fn.__name__}: argument of type {type(a).__name__} is neither a "
+                    "tensor nor a constant (constants are numbers, strings, tuples...: "
+                    "hashable)")
         tensors = [args[k] for k in positions]
         for t in tensors:
             if t.device.type != "cpu":
                 raise ZymaseValueError(f"{self.fn.__name__}: zymase operations run on the CPU; "
                                        f"this tensor is on {t.device} (use .cpu())")
+        types = tuple((str(t.dtype), t.dim()) for t in tensors)
+        layout, structure = _prepare(id(self), (len(args), positions, consts, types))
+        ops = self.ops
         # torch.compile traces the operator, which carries its backward formula; forward mode
         # and torch.func transforms go through an autograd.Function around the operators
         # (jvp and vmap rules); a plain eager call skips the dispatcher (tens of us a call)
         if torch.compiler.is_compiling():
-            out = fam.fwd(tensors)
+            out = ops.fwd(tensors, layout)
         elif torch._C._are_functorch_transforms_active() or _forward_ad._current_level >= 0:
-            out = fam.apply(*tensors)
+            out = ops.apply(layout, *tensors)
         elif torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-            out = fam.direct(*tensors)
+            out = ops.direct(layout, *tensors)
         else:
-            out = fam._fwd(tensors)
-        return unflatten(list(out), fam.structure(tensors))
+            out = ops._fwd(tensors, layout)
+        return unflatten(list(out), structure)
+
+
+_OPS: dict = {}  # id -> TorchOp (what the traced ``_prepare`` finds)
+_prepare = None
+
+
+def _prepare_layout(op_id, key):
+    return _OPS[op_id].prepare(key)
 
 
 def _hashable(x) -> bool:
@@ -147,9 +176,6 @@ def _hashable(x) -> bool:
         return False
 
 
-_DTYPES = None
-
-
 def _np_dtype(torch_dtype) -> str:
     name = str(torch_dtype).removeprefix("torch.")
     if name not in ("float32", "float64", "int32", "int64", "bool"):
@@ -158,29 +184,66 @@ def _np_dtype(torch_dtype) -> str:
     return name
 
 
-def _torch_dtype(torch, name: str):
-    return getattr(torch, name)
+class _Pattern:
+    """One calling pattern: which arguments are tensors, the constants' values; its kernels,
+    one per set of tensor dtypes and shapes."""
 
-
-class _Family:
-    """The custom operators and autograd rule of one calling pattern: which arguments are
-    tensors, and the constants' values."""
-
-    def __init__(self, top: TorchOp, nargs: int, positions: tuple, consts: dict, k: int):
-        import torch  # lazy: an optional dependency
-
+    def __init__(self, top: TorchOp, nargs: int, positions: tuple, consts: dict):
         self.top, self.nargs, self.positions, self.consts = top, nargs, positions, consts
         self.kernels: dict = {}
-        lib = f"zymase::{top.name}_{k}"
-        self.fwd = self._op(lib, "(Tensor[] xs) -> Tensor[]", self._fwd, self._fwd_fake,
-                            self._fwd_vmap)
-        self._batched: dict = {}
-        self.vjp = self._op(lib + "_vjp", "(Tensor[] xs, Tensor[] cts) -> Tensor[]",
+        self.batched: dict = {}
+
+    def kernel(self, xs) -> Kernel:
+        try:
+            return self.kernels[tuple((x.dtype, x.shape) for x in xs)]
+        except (KeyError, TypeError):
+            pass
+        # shapes are specialized (guarded) under dynamic shapes: results depend on them
+        key = tuple((_np_dtype(x.dtype), tuple(int(d) for d in x.shape)) for x in xs)
+        with _LOCK:
+            k = self.kernels.get(key)
+            if k is None:
+                it = iter(key)
+                specs = []
+                for i in range(self.nargs):
+                    if i in self.consts:
+                        specs.append(ArgSpec.const(self.consts[i]))
+                    else:
+                        specs.append(ArgSpec.array(*next(it)))
+                k = self.kernels[key] = Kernel(self.top.fn, self.top.options, specs,
+                                               self.top.out_shapes, self.top.writes)
+        try:
+            self.kernels[tuple((x.dtype, torch_shape(x)) for x in xs)] = k
+        except TypeError:  # symbolic sizes
+            pass
+        return k
+
+    def float_positions(self, xs):
+        """Indices (among the tensors) of the float ones, and of the float outputs."""
+        k = self.kernel(xs)
+        args = [i for i in range(self.nargs) if i not in self.consts]
+        return [args.index(i) for i in k.float_inputs], k.float_outputs
+
+
+class _Ops:
+    """The custom operators of one ``TorchOp`` (``zymase::<name>``, ``_vjp``, ``_jvp``,
+    ``_hvp``), their fake implementations, vmap rules and autograd formulas."""
+
+    def __init__(self, top: TorchOp):
+        import torch  # lazy: an optional dependency
+
+        self.top = top
+        lib = f"zymase::{top.name}"
+        self.fwd = self._op(lib, "(Tensor[] xs, str layout) -> Tensor[]", self._fwd,
+                            self._fwd_fake, self._fwd_vmap)
+        self.vjp = self._op(lib + "_vjp",
+                            "(Tensor[] xs, Tensor[] cts, str layout) -> Tensor[]",
                             self._vjp, self._vjp_fake)
-        self.jvp = self._op(lib + "_jvp", "(Tensor[] xs, Tensor[] ts) -> Tensor[]",
+        self.jvp = self._op(lib + "_jvp", "(Tensor[] xs, Tensor[] ts, str layout) -> Tensor[]",
                             self._jvp, self._jvp_fake)
-        self.hvp = self._op(lib + "_hvp", "(Tensor[] xs, Tensor[] ct, Tensor[] vs) -> Tensor[]",
-                            self._hvp, self._vjp_fake_xs)
+        self.hvp = self._op(lib + "_hvp",
+                            "(Tensor[] xs, Tensor[] ct, Tensor[] vs, str layout) -> Tensor[]",
+                            self._hvp, self._hvp_fake)
         self.apply, self.direct = _autograd_functions(torch, self)
         self.fwd.register_autograd(self._fwd_backward, setup_context=_save_inputs)
         self.vjp.register_autograd(self._vjp_backward, setup_context=_save_inputs)
@@ -193,86 +256,65 @@ class _Family:
         torch.library.register_vmap(op, vmap or _looped(op))
         return op
 
+    def pattern(self, layout: str) -> _Pattern:
+        return self.top.patterns[layout]
+
+    def kernel(self, xs, layout) -> Kernel:
+        return self.pattern(layout).kernel(xs)
+
+    def float_positions(self, xs, layout):
+        return self.pattern(layout).float_positions(xs)
+
     # -- autograd formulas of the operators themselves (what torch.compile traces)
 
     def _fwd_backward(self, ctx, cts):
-        return self.backward(list(ctx.inputs[0]), cts)
+        return self.backward(list(ctx.inputs[0]), cts, ctx.inputs[1]), None
 
-    def backward(self, xs, cts):
+    def backward(self, xs, cts, layout):
         """The gradients of the tensors ``xs`` for the outputs' cotangents ``cts``."""
-        fin, fout = self.float_positions(xs)
-        cts = [_zeros_if_none(cts[j], _like_out(self, xs, j)) for j in fout]
+        fin, fout = self.float_positions(xs, layout)
+        cts = [_zeros_if_none(cts[j], self._out_zeros(xs, layout, j)) for j in fout]
         torch = self.top._torch
         if torch.is_grad_enabled() or torch.compiler.is_compiling() or \
                 torch._C._are_functorch_transforms_active():
-            grads = self.vjp(xs, cts)  # the operator: its own backward is recorded
+            grads = self.vjp(xs, cts, layout)  # the operator: its own backward is recorded
         else:  # a plain backward pass: the implementation, without the dispatcher's cost
-            grads = self._vjp(xs, cts)
+            grads = self._vjp(xs, cts, layout)
         out = [None] * len(xs)
         for i, g in zip(fin, grads):
             out[i] = g
         return out
 
     def _vjp_backward(self, ctx, gs):
-        xs, cts = list(ctx.inputs[0]), list(ctx.inputs[1])
-        fin, _ = self.float_positions(xs)
+        xs, cts, layout = list(ctx.inputs[0]), list(ctx.inputs[1]), ctx.inputs[2]
+        fin, _ = self.float_positions(xs, layout)
         gs = [_zeros_if_none(g, xs[i]) for g, i in zip(gs, fin)]
         d_xs = [None] * len(xs)
         if ctx.needs_input_grad[0]:
-            for i, h in zip(fin, self.hvp(xs, cts, gs)):
+            for i, h in zip(fin, self.hvp(xs, cts, gs, layout)):
                 d_xs[i] = h
-        d_cts = list(self.jvp(xs, gs)) if ctx.needs_input_grad[1] else None
-        return d_xs, d_cts
+        d_cts = list(self.jvp(xs, gs, layout)) if ctx.needs_input_grad[1] else None
+        return d_xs, d_cts, None
 
-    # -- kernels
-
-    def kernel(self, xs) -> Kernel:
-        try:
-            return self.kernels[tuple((x.dtype, x.shape) for x in xs)]
-        except (KeyError, TypeError):
-            pass
-        # shapes are specialized (guarded) under dynamic shapes: results depend on them
-        key = tuple((_np_dtype(x.dtype), tuple(int(d) for d in x.shape)) for x in xs)
-        k = self.kernels.get(key)
-        if k is None:
-            it = iter(key)
-            specs = []
-            for i in range(self.nargs):
-                if i in self.consts:
-                    specs.append(ArgSpec.const(self.consts[i]))
-                else:
-                    specs.append(ArgSpec.array(*next(it)))
-            k = self.kernels[key] = Kernel(self.top.fn, self.top.options, specs,
-                                           self.top.out_shapes, self.top.writes)
-        try:
-            self.kernels[tuple((x.dtype, torch_shape(x)) for x in xs)] = k
-        except TypeError:  # symbolic sizes
-            pass
-        return k
-
-    def structure(self, xs):
-        return self.kernel(xs).structure
-
-    def float_positions(self, xs):
-        """Indices (among the tensors) of the float ones, and of the float outputs."""
-        k = self.kernel(xs)
-        args = [i for i in range(self.nargs) if i not in self.consts]
-        return [args.index(i) for i in k.float_inputs], k.float_outputs
+    def _out_zeros(self, xs, layout, j):
+        d, s = self.kernel(xs, layout).outputs[j]
+        return _empty(xs[0], d, s).zero_()
 
     # -- implementations (NumPy views of the tensors in, new tensors out)
 
-    def _fwd(self, xs):
-        outs = self.kernel(xs).primal([_numpy(x) for x in xs])
+    def _fwd(self, xs, layout):
+        outs = self.kernel(xs, layout).primal([_numpy(x) for x in xs])
         return _tensors(outs, xs)
 
-    def _fwd_vmap(self, info, in_dims, xs):
+    def _fwd_vmap(self, info, in_dims, xs, layout):
         """vmap of the primal: ``zymase.vmap``'s compiled loop over the examples, one call."""
         dims = in_dims[0] if isinstance(in_dims[0], (list, tuple)) else [in_dims[0]] * len(xs)
         moved = [x if d is None else x.movedim(d, 0) for x, d in zip(xs, dims)]
         mapped = tuple(d is not None for d in dims)
-        one = self.kernel([x[0] if m else x for x, m in zip(moved, mapped)])
+        one = self.kernel([x[0] if m else x for x, m in zip(moved, mapped)], layout)
+        cache = self.pattern(layout).batched
         key = (mapped, tuple((x.dtype, tuple(x.shape)) for x in moved))
-        k = self._batched.get(key)
+        k = cache.get(key)
         if k is None:
             from ..api.vmap import batched_function
 
@@ -282,34 +324,37 @@ class _Family:
             it = iter(moved)
             specs = [ArgSpec.array(_np_dtype(x.dtype), x.shape) if s.is_array else s
                      for s in one.specs for x in ([next(it)] if s.is_array else [None])]
-            k = self._batched[key] = Kernel(py, self.top.options, specs)
+            k = cache[key] = Kernel(py, self.top.options, specs)
         outs = _tensors(k.primal([_numpy(x) for x in moved]), moved)
         return outs, [0] * len(outs)
 
-    def _fwd_fake(self, xs):
-        return [_empty(xs[0], d, s) for d, s in self.kernel(xs).outputs]
+    def _fwd_fake(self, xs, layout):
+        return [_empty(xs[0], d, s) for d, s in self.kernel(xs, layout).outputs]
 
-    def _vjp(self, xs, cts):
-        k = self.kernel(xs)
+    def _vjp(self, xs, cts, layout):
+        k = self.kernel(xs, layout)
         return _tensors(k.vjp([_numpy(x) for x in xs], [_numpy(c) for c in cts]), xs)
 
-    def _vjp_fake(self, xs, cts):
-        return self._vjp_fake_xs(xs)
+    def _vjp_fake(self, xs, cts, layout):
+        return self._inputs_fake(xs, layout)
 
-    def _vjp_fake_xs(self, xs, *rest):
-        k = self.kernel(xs)
+    def _hvp_fake(self, xs, ct, vs, layout):
+        return self._inputs_fake(xs, layout)
+
+    def _inputs_fake(self, xs, layout):
+        k = self.kernel(xs, layout)
         return [_empty(xs[0], k.specs[i].dtype, k.specs[i].shape) for i in k.float_inputs]
 
-    def _jvp(self, xs, ts):
-        k = self.kernel(xs)
+    def _jvp(self, xs, ts, layout):
+        k = self.kernel(xs, layout)
         return _tensors(k.jvp([_numpy(x) for x in xs], [_numpy(t) for t in ts]), xs)
 
-    def _jvp_fake(self, xs, ts):
-        k = self.kernel(xs)
+    def _jvp_fake(self, xs, ts, layout):
+        k = self.kernel(xs, layout)
         return [_empty(xs[0], *k.outputs[j]) for j in k.float_outputs]
 
-    def _hvp(self, xs, ct, vs):
-        k = self.kernel(xs)
+    def _hvp(self, xs, ct, vs, layout):
+        k = self.kernel(xs, layout)
         return _tensors(k.hvp([_numpy(x) for x in xs], _numpy(ct[0]),
                               [_numpy(v) for v in vs]), xs)
 
@@ -352,83 +397,83 @@ def _empty(like, dtype: str, shape):
 
 
 def _looped(op):
-    """A vmap rule: the examples one after another through ``op``, stacked."""
+    """A vmap rule: the examples one after another through ``op``, stacked (the layout
+    string, the last argument, passes through)."""
     import torch  # lazy: an optional dependency
 
-    def rule(info, in_dims, *lists):
+    def rule(info, in_dims, *args):
+        *lists, layout = args
         n = info.batch_size
         dims = [d if isinstance(d, (list, tuple)) else [d] * len(lst)
                 for lst, d in zip(lists, in_dims)]
         outs = []
         for b in range(n):
             outs.append(op(*[[t if d is None else t.select(d, b) for t, d in zip(lst, ds)]
-                             for lst, ds in zip(lists, dims)]))
+                             for lst, ds in zip(lists, dims)], layout))
         stacked = [torch.stack([o[j] for o in outs]) for j in range(len(outs[0]))] \
             if n else []
         return stacked, [0] * len(stacked)
     return rule
 
 
-def _autograd_functions(torch, fam: _Family):
-    """The ``autograd.Function`` around ``fam.fwd`` (its ``apply``), and the one around
-    ``fam.vjp`` that makes the backward pass differentiable again."""
+def _autograd_functions(torch, ops: _Ops):
+    """The ``autograd.Function`` around ``ops.fwd`` (for torch.func transforms and forward
+    mode), the one around ``ops.vjp`` that makes its backward pass differentiable again, and
+    the one plain eager calls use (the implementations themselves)."""
 
     class Vjp(torch.autograd.Function):
         generate_vmap_rule = True
 
         @staticmethod
-        def forward(n_xs, *xs_cts):
-            xs, cts = list(xs_cts[:n_xs]), list(xs_cts[n_xs:])
-            return tuple(fam.vjp(xs, cts))
+        def forward(layout, n_xs, *xs_cts):
+            return tuple(ops.vjp(list(xs_cts[:n_xs]), list(xs_cts[n_xs:]), layout))
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            n = inputs[0]
-            ctx.n_xs = n
-            ctx.save_for_backward(*inputs[1:])
-            ctx.save_for_forward(*inputs[1:])
+            ctx.layout, ctx.n_xs = inputs[0], inputs[1]
+            ctx.save_for_backward(*inputs[2:])
+            ctx.save_for_forward(*inputs[2:])
 
         @staticmethod
         def backward(ctx, *gs):
-            saved = ctx.saved_tensors
-            xs, cts = list(saved[:ctx.n_xs]), list(saved[ctx.n_xs:])
-            fin, _ = fam.float_positions(xs)
+            saved, n = ctx.saved_tensors, ctx.n_xs
+            xs, cts = list(saved[:n]), list(saved[n:])
+            fin, _ = ops.float_positions(xs, ctx.layout)
             gs = [_zeros_if_none(g, xs[i]) for g, i in zip(gs, fin)]
-            need_x = any(ctx.needs_input_grad[1:1 + ctx.n_xs])
-            need_ct = any(ctx.needs_input_grad[1 + ctx.n_xs:])
             d_xs = [None] * len(xs)
-            if need_x:
-                hv = fam.hvp(xs, cts, gs)
-                for i, h in zip(fin, hv):
+            if any(ctx.needs_input_grad[2:2 + n]):
+                for i, h in zip(fin, ops.hvp(xs, cts, gs, ctx.layout)):
                     d_xs[i] = h
-            d_cts = list(fam.jvp(xs, gs)) if need_ct else [None] * len(cts)
-            return (None, *d_xs, *d_cts)
+            d_cts = list(ops.jvp(xs, gs, ctx.layout)) if any(ctx.needs_input_grad[2 + n:]) \
+                else [None] * len(cts)
+            return (None, None, *d_xs, *d_cts)
 
         @staticmethod
-        def jvp(ctx, _n, *tangents):
-            saved = ctx.saved_tensors
-            xs, cts = list(saved[:ctx.n_xs]), list(saved[ctx.n_xs:])
-            fin, _ = fam.float_positions(xs)
-            dxs, dcts = tangents[:ctx.n_xs], tangents[ctx.n_xs:]
+        def jvp(ctx, _layout, _n, *tangents):
+            saved, n = ctx.saved_tensors, ctx.n_xs
+            xs, cts = list(saved[:n]), list(saved[n:])
+            fin, _ = ops.float_positions(xs, ctx.layout)
+            dxs, dcts = tangents[:n], tangents[n:]
             dcts = [_zeros_if_none(t, c) for t, c in zip(dcts, cts)]
-            out = list(fam.vjp(xs, dcts))
+            out = list(ops.vjp(xs, dcts, ctx.layout))
             if any(dxs[i] is not None for i in fin):
                 vs = [_zeros_if_none(dxs[i], xs[i]) for i in fin]
-                out = [a + b for a, b in zip(out, fam.hvp(xs, cts, vs))]
+                out = [a + b for a, b in zip(out, ops.hvp(xs, cts, vs, ctx.layout))]
             return tuple(out)
 
     class Apply(torch.autograd.Function):
         generate_vmap_rule = True
 
         @staticmethod
-        def forward(*xs):
-            return tuple(fam.fwd(list(xs)))
+        def forward(layout, *xs):
+            return tuple(ops.fwd(list(xs), layout))
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(*inputs)
-            ctx.save_for_forward(*inputs)
-            _, fout = fam.float_positions(list(inputs))
+            ctx.layout = inputs[0]
+            ctx.save_for_backward(*inputs[1:])
+            ctx.save_for_forward(*inputs[1:])
+            _, fout = ops.float_positions(list(inputs[1:]), ctx.layout)
             ints = [o for j, o in enumerate(output) if j not in fout]
             if ints:
                 ctx.mark_non_differentiable(*ints)
@@ -436,31 +481,32 @@ def _autograd_functions(torch, fam: _Family):
         @staticmethod
         def backward(ctx, *cts):
             xs = list(ctx.saved_tensors)
-            fin, fout = fam.float_positions(xs)
-            cts = [_zeros_if_none(cts[j], _like_out(fam, xs, j)) for j in fout]
-            grads = Vjp.apply(len(xs), *xs, *cts)
+            fin, fout = ops.float_positions(xs, ctx.layout)
+            cts = [_zeros_if_none(cts[j], ops._out_zeros(xs, ctx.layout, j)) for j in fout]
+            grads = Vjp.apply(ctx.layout, len(xs), *xs, *cts)
             out = [None] * len(xs)
             for i, g in zip(fin, grads):
                 out[i] = g
-            return tuple(out)
+            return (None, *out)
 
         @staticmethod
-        def jvp(ctx, *ts):
+        def jvp(ctx, _layout, *ts):
             xs = list(ctx.saved_tensors)
-            fin, fout = fam.float_positions(xs)
+            fin, fout = ops.float_positions(xs, ctx.layout)
             tans = [_zeros_if_none(ts[i], xs[i]) for i in fin]
-            touts = iter(fam.jvp(xs, tans))
-            k = fam.kernel(xs)
+            touts = iter(ops.jvp(xs, tans, ctx.layout))
+            k = ops.kernel(xs, ctx.layout)
             return tuple(next(touts) if j in fout else None for j in range(len(k.outputs)))
 
     class Direct(torch.autograd.Function):
         """Eager calls outside torch.func transforms: the implementations themselves."""
 
         @staticmethod
-        def forward(ctx, *xs):
+        def forward(ctx, layout, *xs):
+            ctx.layout = layout
             ctx.save_for_backward(*xs)
-            outs = fam._fwd(list(xs))
-            _, fout = fam.float_positions(list(xs))
+            outs = ops._fwd(list(xs), layout)
+            _, fout = ops.float_positions(list(xs), layout)
             ints = [o for j, o in enumerate(outs) if j not in fout]
             if ints:
                 ctx.mark_non_differentiable(*ints)
@@ -468,15 +514,10 @@ def _autograd_functions(torch, fam: _Family):
 
         @staticmethod
         def backward(ctx, *cts):
-            return tuple(fam.backward(list(ctx.saved_tensors), list(cts)))
+            return (None, *ops.backward(list(ctx.saved_tensors), list(cts), ctx.layout))
 
     return Apply.apply, Direct.apply
 
 
 def _zeros_if_none(t, like):
     return like.new_zeros(like.shape) if t is None else t
-
-
-def _like_out(fam, xs, j):
-    d, s = fam.kernel(xs).outputs[j]
-    return _empty(xs[0], d, s).zero_()
