@@ -30,6 +30,7 @@ import threading
 
 import numpy as np
 
+from ..api.vmap import batched_function
 from ..driver.cache import shared
 from ..driver.request import Request
 from ..errors import DifferentiationError, ZymaseTypeError
@@ -143,8 +144,6 @@ class JaxKernel:
         operation of its own; returns its flat outputs."""
         op = self._batched.get(mapped)
         if op is None:
-            from ..api.vmap import batched_function
-
             marks = iter(mapped)
             axes = [(0 if next(marks) else None) if s.is_array else None for s in self.specs]
             py = batched_function(self.kernel.fn, axes, self.kernel.result_desc)

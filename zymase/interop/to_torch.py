@@ -33,6 +33,7 @@ import threading
 
 import numpy as np
 
+from ..api.vmap import batched_function
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..frontend.source import python_function
 from .kernel import ArgSpec, Kernel, structure_of, unflatten, written_positions
@@ -316,8 +317,6 @@ class _Ops:
         key = (mapped, tuple((x.dtype, tuple(x.shape)) for x in moved))
         k = cache.get(key)
         if k is None:
-            from ..api.vmap import batched_function
-
             marks = iter(mapped)
             axes = [(0 if next(marks) else None) if s.is_array else None for s in one.specs]
             py = batched_function(one.fn, axes, one.result_desc)
