@@ -22,12 +22,11 @@ from __future__ import annotations
 import inspect
 import itertools
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..api.jacobians import hvp as zymase_hvp
 from ..api.jit import jit
 from ..api.values import flat_args, gather_adjoints, rebuild
 from ..driver.cache import shared
@@ -54,7 +53,8 @@ class ArgSpec:
 
     dtype: str | None = None
     shape: tuple | None = None
-    value: Any = None
+    value: Any = field(default=None, compare=False)
+    tag: Any = None  # what tells constants apart: const_key(value)
 
     @staticmethod
     def array(dtype, shape) -> ArgSpec:
@@ -71,7 +71,7 @@ class ArgSpec:
         except TypeError:
             raise ZymaseTypeError(f"a constant argument must be hashable (a number, string, "
                                   f"tuple...), not {type(value).__name__}") from None
-        return ArgSpec(value=value)
+        return ArgSpec(value=value, tag=const_key(value))
 
     @property
     def is_array(self) -> bool:
@@ -80,6 +80,31 @@ class ArgSpec:
     @property
     def is_float(self) -> bool:
         return self.dtype in FLOATS
+
+
+def const_key(value):
+    """A key telling apart constants that compare equal but compile differently: ``2`` and
+    ``2.0`` (an int and a float), ``0.0`` and ``-0.0``, ``True`` and ``1``."""
+    if isinstance(value, tuple):
+        return ("tuple", tuple(const_key(v) for v in value))
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return (type(value).__qualname__, value)
+
+
+def owns_memory(a: np.ndarray) -> bool:
+    """Whether ``a``'s memory is the compiled call's own (a buffer it allocated, or a NumPy
+    array nothing else holds), not an argument's or a global's that it returned a view of."""
+    obj = a
+    while True:
+        base = obj.base
+        if base is None:
+            return True
+        if hasattr(base, "keep"):  # backends/cpu/abi.py: _Memory, keeping an _Owner or an array
+            return not isinstance(base.keep, np.ndarray)
+        if not isinstance(base, np.ndarray):  # foreign memory (a tensor's, a buffer)
+            return False
+        obj = base
 
 
 class Kernel:
@@ -118,6 +143,13 @@ class Kernel:
             if len(shapes) != len(self.leaves) or not all(_is_shape(s) for s in shapes):
                 raise ZymaseValueError(f"out_shapes must give {len(self.leaves)} shape(s) for "
                                        f"the results of {self.name}(), not {given!r}")
+            for j, (t, sh) in enumerate(zip(self.leaves, shapes)):
+                ndim = t.ndim if isinstance(t, ArrayType) else 0
+                if len(sh) != ndim:
+                    raise ZymaseValueError(
+                        f"out_shapes gives result {j} of {self.name}() the shape {tuple(sh)}, "
+                        f"but it is {'an array with ' if ndim else 'a number: '}"
+                        f"{ndim} dimension{'s' if ndim != 1 else ''}")
             return [tuple(int(d) for d in s) for s in shapes]
         module = spec.module
         if module is None:  # loaded from the disk cache: compile the IR again to read it
@@ -131,7 +163,9 @@ class Kernel:
                 # a number from a 0-d array is data, not known when the operation is built
                 known.append(np.shape(v) if isinstance(v, np.ndarray) else
                              None if s.is_array else v)
-        shapes = result_shapes(module, entry.sym_name, known)
+        outer = spec.captures.arrays() if spec.captures is not None and \
+            spec.captures.n_slots else []
+        shapes = result_shapes(module, entry.sym_name, known, [np.shape(g) for g in outer])
         for j, s in enumerate(shapes):
             if any(d is None for d in s):
                 raise ZymaseValueError(
@@ -150,7 +184,9 @@ class Kernel:
             if not s.is_array:
                 out.append(s.value)
                 continue
-            a = np.ascontiguousarray(next(it), dtype=s.dtype)
+            a = np.asarray(next(it), dtype=s.dtype)
+            if a.ndim and not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
             if len(out) in self.written:
                 a = a.copy()
             out.append(a[()] if a.ndim == 0 else a)
@@ -232,14 +268,22 @@ class Kernel:
                 "argument returning one float (zymase.hvp); this one has "
                 f"{len(self.float_inputs)} float argument(s) and "
                 f"{len(self.float_outputs)} float result(s)")
-        k = self.float_inputs[0]
-        args = self.args(arrays)
+        k, j = self.float_inputs[0], self.float_outputs[0]
+        dtype, shape = self.specs[k].dtype, self.specs[k].shape
         v = directions[0]
         if v is None:
-            return [np.zeros(self.specs[k].shape, self.specs[k].dtype)]
-        hv = zymase_hvp(self.fn, argnums=k, **self.options)(*args, _like(v, args[k]))
-        return [np.asarray(hv, dtype=self.specs[k].dtype).reshape(self.specs[k].shape)
-                * np.asarray(cotangent, dtype=self.specs[k].dtype)]
+            return [np.zeros(shape, dtype)]
+        args = self.args(arrays)
+        # forward over reverse with the cotangent as the seed: cotangent * H v
+        d, flat = self._derivative(args, Request("fwd-rev", (k,), 1, (j,)))
+        x = flat[d.flat_active[0]]
+        seed = np.dtype(self.outputs[j][0]).type(np.asarray(cotangent).reshape(()))
+        if isinstance(x, np.ndarray):
+            hv = np.zeros_like(x)
+            d.call(flat + [np.zeros_like(x), seed, _like(v, x), hv])
+        else:
+            hv = d.call(flat + [seed, _like(v, x)])[-1]
+        return [np.asarray(hv, dtype=dtype).reshape(shape)]
 
 
 _WRAPPERS = itertools.count()

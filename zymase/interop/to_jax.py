@@ -245,7 +245,7 @@ class JaxKernel:
                                  _globals(d.captures))
         # hvp: one float operand, one float result (checked by the JVP rule)
         (k,) = user_float
-        d = comp.get(example, Request("fwd-rev", (k,), 1, (0,)))
+        d = comp.get(example, Request("fwd-rev", (k,), 1, (self.float_out[0],)))
         args = self._flat_args(example, d.templates)
         x_array = bool(self.specs[k].shape)
         if x_array:
@@ -358,8 +358,10 @@ def _define():
                 return out, [zero(o) for o in out]
             return out, list(touts)
         raise DifferentiationError(
-            f"zymase cannot differentiate the {mode} of {kern.op.fn.__name__}() once more "
-            "(forward over forward mode): use jax.jacrev or jax.hessian (forward over reverse)")
+            f"zymase cannot differentiate the {mode} of {kern.op.fn.__name__}() once more: "
+            "second derivatives go through its reverse mode (forward over reverse): use "
+            "jax.hessian, jax.jacfwd(jax.grad(f)) or jax.jvp of jax.grad, not a derivative "
+            "of jax.jvp / jax.jacfwd")
 
     ad.primitive_jvps[p] = jvp
 

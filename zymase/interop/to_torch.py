@@ -36,7 +36,15 @@ import numpy as np
 from ..api.vmap import batched_function
 from ..errors import ZymaseTypeError, ZymaseValueError
 from ..frontend.source import python_function
-from .kernel import ArgSpec, Kernel, structure_of, unflatten, written_positions
+from .kernel import (
+    ArgSpec,
+    Kernel,
+    const_key,
+    owns_memory,
+    structure_of,
+    unflatten,
+    written_positions,
+)
 
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
@@ -108,10 +116,12 @@ class TorchOp:
 
     def prepare(self, key):
         """(layout string, result structure) of a call's layout ``key``."""
+        nargs, positions, consts, types = key
+        # constants that compare equal may compile differently (2 and 2.0, 0.0 and -0.0)
+        key = (nargs, positions, tuple((k, const_key(a)) for k, a in consts), types)
         with _LOCK:
             got = self.layouts.get(key)
             if got is None:
-                nargs, positions, consts, types = key
                 pattern = _Pattern(self, nargs, positions, dict(consts))
                 specs, it = [], iter(types)
                 for i in range(nargs):
@@ -312,7 +322,13 @@ class _Ops:
         dims = in_dims[0] if isinstance(in_dims[0], (list, tuple)) else [in_dims[0]] * len(xs)
         moved = [x if d is None else x.movedim(d, 0) for x, d in zip(xs, dims)]
         mapped = tuple(d is not None for d in dims)
-        one = self.kernel([x[0] if m else x for x, m in zip(moved, mapped)], layout)
+        one = self.kernel([x.new_zeros(x.shape[1:]) if m else x for x, m in zip(moved, mapped)],
+                          layout)
+        n = info.batch_size
+        if n == 0:
+            outs = [moved[0].new_zeros((0, *s), dtype=getattr(_torch(), d))
+                    for d, s in one.outputs]
+            return outs, [0] * len(outs)
         cache = self.pattern(layout).batched
         key = (mapped, tuple((x.dtype, tuple(x.shape)) for x in moved))
         k = cache.get(key)
@@ -364,6 +380,12 @@ def torch_shape(x):
     return shape
 
 
+def _torch():
+    import torch  # lazy: an optional dependency
+
+    return torch
+
+
 def _save_inputs(ctx, inputs, output):
     ctx.inputs = inputs
 
@@ -381,8 +403,9 @@ def _tensors(arrays, xs):
     out, seen = [], []
     for a in arrays:
         a = np.asarray(a)
-        if any(np.may_share_memory(a, b) for b in inputs + seen) or not a.flags.writeable \
-                or not a.flags.c_contiguous:
+        # a view of an operand or of a global array, or a second view of one buffer: copied
+        if not owns_memory(a) or any(np.may_share_memory(a, b) for b in inputs + seen) or \
+                not a.flags.writeable or not a.flags.c_contiguous:
             a = a.copy()
         seen.append(a)
         out.append(torch.from_numpy(a))
@@ -406,11 +429,13 @@ def _looped(op):
         dims = [d if isinstance(d, (list, tuple)) else [d] * len(lst)
                 for lst, d in zip(lists, in_dims)]
         outs = []
-        for b in range(n):
-            outs.append(op(*[[t if d is None else t.select(d, b) for t, d in zip(lst, ds)]
+        for b in range(max(n, 1)):  # (an empty batch: one example of zeros, for the shapes)
+            outs.append(op(*[[t if d is None else t.select(d, b) if n else
+                              t.new_zeros(t.shape[:d] + t.shape[d + 1:])
+                              for t, d in zip(lst, ds)]
                              for lst, ds in zip(lists, dims)], layout))
-        stacked = [torch.stack([o[j] for o in outs]) for j in range(len(outs[0]))] \
-            if n else []
+        stacked = [torch.stack([o[j] for o in outs]) if n else
+                   outs[0][j].new_zeros((0, *outs[0][j].shape)) for j in range(len(outs[0]))]
         return stacked, [0] * len(stacked)
     return rule
 

@@ -9,7 +9,9 @@ what is given: integer arithmetic, ``array.dim``, the shapes of allocations and 
 and control flow:
 
 * ``scf.if``: the branch its condition picks when that is known, else the dims both branches
-  agree on;
+  agree on; where that leaves a result unknown, the function's top-level branch conditions are
+  assumed true and false in turn (an early ``return`` is a flag a later branch tests), and
+  the dims every case agrees on are kept;
 * loops: a carried array keeps its initial shape when the body, started from that shape, yields
   the same one again (a dim that changes is not known); the loop's index and carried scalars
   are not known (their value changes from one iteration to the next).
@@ -25,18 +27,36 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from .core import Block, Module, Value
+from .core import Block, Func, Module, Value
 from .interp import HANDLERS
 from .types import ArrayType
 
 MAX_DEPTH = 16  # nested calls followed (recursion gives unknown shapes beyond it)
+SPLITS = 6  # branch conditions assumed true and false in turn (at most 2**SPLITS cases)
 
 
-def result_shapes(module: Module, func_name: str, args: list) -> list:
+def result_shapes(module: Module, func_name: str, args: list, global_shapes=()) -> list:
     """One entry per result of ``func_name``: a shape tuple (entries int or None), ``()`` for a
-    scalar."""
-    return [_as_shape(t, v) for t, v in
-            zip(module[func_name].result_types, _Activation(module, 0).call(func_name, args))]
+    scalar.  ``global_shapes``: the shapes of the arrays ``array.global`` reads, by slot (not
+    known when not given)."""
+    return _cases(module, func_name, args, list(global_shapes), {}, SPLITS)
+
+
+def _cases(module, func_name, args, global_shapes, assume: dict, budget: int) -> list:
+    """Result shapes under the assumed values of some branch conditions; where a result is
+    not known, the first branch condition of the function's body still unknown is assumed
+    true, then false, and the shapes both cases agree on are kept (an early ``return`` sets a
+    flag that a later branch tests: each case follows one path)."""
+    top = _Activation(module, 0, global_shapes, assume)
+    shapes = [_as_shape(t, v) for t, v in
+              zip(module[func_name].result_types, top.call(func_name, args))]
+    if budget == 0 or not top.unknown_conditions or \
+            all(d is not None for s in shapes for d in s):
+        return shapes
+    c = top.unknown_conditions[0]
+    both = [_cases(module, func_name, args, global_shapes, {**assume, c: np.bool_(b)},
+                   budget - 1) for b in (True, False)]
+    return [_agree([a, b]) if a else () for a, b in zip(*both)]
 
 
 def _as_shape(t, v):
@@ -49,15 +69,18 @@ class _Activation:
     """Known values of one function call: arrays as shape tuples, scalars as NumPy scalars,
     ``None`` where unknown."""
 
-    def __init__(self, module: Module, depth: int):
+    def __init__(self, module: Module, depth: int, global_shapes: list, assume=None):
         self.module = module
         self.depth = depth
-        self.env: dict[Value, Any] = {}
+        self.global_shapes = global_shapes
+        self.env: dict[Value, Any] = dict(assume or {})
+        self.unknown_conditions: list[Value] = []  # of branches in the function's body
 
     def call(self, func_name: str, args: list) -> list:
         func = self.module[func_name]
         for a, v in zip(func.args, args):
-            self.env[a] = _input(a.type, v)
+            if a not in self.env:  # (an assumed value stays)
+                self.env[a] = _input(a.type, v)
         ret = func.body.terminator
         return [self.value(v) for v in ret.operands]
 
@@ -95,7 +118,7 @@ class _Activation:
         if isinstance(op, ops.Call):
             if self.depth >= MAX_DEPTH:
                 return None
-            inner = _Activation(self.module, self.depth + 1)
+            inner = _Activation(self.module, self.depth + 1, self.global_shapes)
             args = [self.value(x) for x in op.operands]
             return inner.call(str(op.callee), args)[v.index]
         if isinstance(t, ArrayType):
@@ -109,7 +132,9 @@ class _Activation:
         if isinstance(op, ops.Alloc):
             return known(op.operands)
         if isinstance(op, ops.ArrayGlobal):
-            return None
+            slot = op.attrs.get("slot")
+            known = self.global_shapes
+            return tuple(known[slot]) if slot is not None and slot < len(known) else None
         if isinstance(op, ops.ArrayConst):
             return tuple(np.shape(op.attrs["data"]))
         if isinstance(op, ops.Subview):
@@ -157,6 +182,9 @@ class _Activation:
 
     def _if_result(self, v: Value, op):
         cond = self.value(op.operands[0])
+        if cond is None and self.depth == 0 and isinstance(op.parent.parent_op, Func) and \
+                op.operands[0] not in self.unknown_conditions:
+            self.unknown_conditions.append(op.operands[0])
         branches = [op.regions[0].block, op.regions[1].block]
         if cond is not None:
             branches = [branches[0] if cond else branches[1]]
