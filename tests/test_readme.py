@@ -20,6 +20,9 @@ def test_readme_block_runs(k, tmp_path, capsys):
     code = blocks()[k]
     if "..." in code.replace("...\n", ""):  # illustrative fragments, not programs
         pytest.skip("fragment")
+    for name in ("torch", "jax"):  # optional dependencies (the interop examples)
+        if re.search(rf"^import {name}\b", code, re.M):
+            pytest.importorskip(name, reason=f"{name} is not installed")
     path = tmp_path / f"readme_block_{k}.py"
     prelude = "import math\nimport numpy as np\nimport zymase\n"
     if "Duplicated(" in code:
