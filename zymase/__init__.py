@@ -32,6 +32,7 @@ from .errors import (  # noqa: F401
     ShapeError,
     UnsupportedError,
     ZymaseError,
+    ZymaseImportError,
     ZymaseIndexError,
     ZymaseMemoryError,
     ZymaseTypeError,

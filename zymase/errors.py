@@ -66,6 +66,11 @@ class ZymaseTypeError(ZymaseError, TypeError):
     """An argument or an expression has a type zymase cannot use there."""
 
 
+class ZymaseImportError(ZymaseError, ImportError):
+    """An optional dependency a feature needs is not installed (PyTorch for ``to_torch``,
+    JAX for ``to_jax``)."""
+
+
 class ShapeError(ZymaseError, _IRShapeError):
     """Array shapes do not match (raised at run time by compiled code)."""
 

@@ -63,3 +63,26 @@ def test_unknown_where_data_or_trip_counts_decide():
     assert _inferred(grow, (np.ones(3), 2)) == [(None,)]
     # arrays of different shapes swapped in a loop: the result's shape depends on the count
     assert _inferred(loop_swap, (np.ones(3), np.ones(4), 5)) == [(None,)]
+
+
+def test_interop_without_the_framework_says_what_to_install(tmp_path):
+    """In a process where torch and jax cannot be imported, to_torch / to_jax raise an
+    ImportError that says what to install (import zymase itself never needs them)."""
+    import subprocess
+
+    script = tmp_path / "no_frameworks.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['torch'] = None\n"  # an import of torch or jax now fails
+        "sys.modules['jax'] = None\n"
+        "import zymase\n"
+        "def f(x):\n    return x\n"
+        "for make, what in ((zymase.to_torch, 'PyTorch: pip install torch'),\n"
+        "                   (zymase.to_jax, 'JAX: pip install jax')):\n"
+        "    try:\n        make(f)\n    except ImportError as e:\n"
+        "        assert what in str(e) and isinstance(e, zymase.ZymaseError), e\n"
+        "    else:\n        raise AssertionError('no error')\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]

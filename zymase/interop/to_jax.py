@@ -33,7 +33,7 @@ import numpy as np
 from ..api.vmap import batched_function
 from ..driver.cache import shared
 from ..driver.request import Request
-from ..errors import DifferentiationError, ZymaseTypeError
+from ..errors import DifferentiationError, ZymaseImportError, ZymaseTypeError
 from ..frontend.args import flatten_arg
 from ..frontend.source import python_function
 from ..options import transform_options
@@ -72,6 +72,11 @@ class JaxOp:
     """What ``to_jax`` returns."""
 
     def __init__(self, fn, out_shapes, writes, options):
+        try:
+            import jax  # noqa: F401  # lazy: an optional dependency
+        except ImportError:
+            raise ZymaseImportError("zymase.to_jax needs JAX: pip install jax (or "
+                                    "pip install 'zymase[interop]')") from None
         self.fn = python_function(fn)
         self.writes = written_positions(self.fn, writes)
         self.out_shapes = out_shapes

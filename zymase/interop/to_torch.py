@@ -34,7 +34,7 @@ import threading
 import numpy as np
 
 from ..api.vmap import batched_function
-from ..errors import ZymaseTypeError, ZymaseValueError
+from ..errors import ZymaseImportError, ZymaseTypeError, ZymaseValueError
 from ..frontend.source import python_function
 from .kernel import (
     ArgSpec,
@@ -86,11 +86,11 @@ class TorchOp:
     for every layout (the string is a constant of the graph)."""
 
     def __init__(self, fn, out_shapes, writes, name, options):
-        import torch  # lazy: torch is an optional dependency
-        import torch.autograd.forward_ad  # lazy: an optional dependency
+        torch = _torch()
+        from torch.autograd import forward_ad  # lazy: an optional dependency
 
         global _forward_ad, _prepare
-        _forward_ad = torch.autograd.forward_ad
+        _forward_ad = forward_ad
         if _prepare is None:
             # run while torch.compile traces, its result a constant of the graph
             _prepare = torch.compiler.assume_constant_result(_prepare_layout)
@@ -381,8 +381,11 @@ def torch_shape(x):
 
 
 def _torch():
-    import torch  # lazy: an optional dependency
-
+    try:
+        import torch  # lazy: an optional dependency
+    except ImportError:
+        raise ZymaseImportError("zymase.to_torch needs PyTorch: pip install torch (or "
+                                "pip install 'zymase[interop]')") from None
     return torch
 
 
