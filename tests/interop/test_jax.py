@@ -193,3 +193,17 @@ def test_written_argument_is_an_output():
     np.testing.assert_allclose(out, 2.0 * np.asarray(x), rtol=1e-15)
     assert abs(float(s) - 2.0 * float(np.sum(x))) < 1e-12
     check_grads(lambda x, o: op(x, o)[1], (x, o), order=1, modes=("fwd", "rev"))
+
+
+def test_operands_without_tangents_are_held_constant():
+    """jax.grad with respect to one operand runs zymase's reverse mode with only that operand
+    active (the others get no shadow); jax.jvp with one tangent, forward mode likewise."""
+    op = zymase.to_jax(P.heat)
+    u, k = _rand(9), _rand(9, seed=1)
+    g = jax.jit(jax.grad(lambda k: op(u, k, 0.1, 3)[1]))(k)
+    t = jax.jvp(lambda k: op(u, k, 0.1, 3)[1], (k,), (jnp.ones(9),))[1]
+    (kern,) = op.kernels.values()
+    assert set(kern.handlers) == {("primal", ()), ("jvp", (1,)), ("vjp", (1,))}, kern.handlers
+    want = jax.grad(lambda k: heat_jnp(u, k, 0.1, 3)[1])(k)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    np.testing.assert_allclose(t, jnp.sum(want), rtol=1e-12)

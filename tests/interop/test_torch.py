@@ -190,3 +190,25 @@ def test_compile_with_inductor():
     np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-12)
     want = P.energy(2.0 * x.detach().numpy(), 0.5) + float(x.detach().sum())
     assert abs(float(y.detach()) - want) < 1e-12
+
+
+def test_inputs_that_need_no_gradient_are_held_constant():
+    """A tensor that does not require grad is not active in the reverse pass (no shadow, no
+    adjoint computed for it): only kappa's derivative is compiled."""
+    from zymase.driver.cache import shared
+    from zymase.options import transform_options
+
+    def rod(kappa, u0, steps):
+        u = u0.copy()
+        for _ in range(steps):
+            u[1:-1] = u[1:-1] + 0.1 * kappa[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        return u
+
+    op = zymase.to_torch(rod)
+    kappa, u0 = _rand(8).requires_grad_(), _rand(8, seed=1)
+    op(kappa, u0, 5).sum().backward()
+    reqs = {key[1] for key in shared(rod, transform_options()).compiled if key[1].mode == "rev"}
+    assert {r.active for r in reqs} == {(0,)}, reqs
+    kn = kappa.detach().numpy()
+    want = zymase.grad(lambda k, u: np.sum(rod(k, u, 5)))(kn, u0.numpy())
+    np.testing.assert_allclose(kappa.grad.numpy(), want, rtol=1e-13)

@@ -236,13 +236,16 @@ class Kernel:
         return [np.asarray(v, dtype=self.outputs[j][0]).reshape(self.outputs[j][1])
                 for v, j in zip(out, self.float_outputs)]
 
-    def vjp(self, arrays: list, cotangents: list) -> list:
-        """Cotangents of the float array arguments for ``cotangents`` (one per float output,
-        None for zeros): one run of the compiled reverse mode (forward and adjoint sweeps)."""
-        if not self.float_inputs:
+    def vjp(self, arrays: list, cotangents: list, wanted=None) -> list:
+        """Cotangents of the float array arguments (of those in ``wanted``, argument
+        positions, when given: the others are held constant and get no shadow) for
+        ``cotangents`` (one per float output, None for zeros): one run of the compiled reverse
+        mode (forward and adjoint sweeps)."""
+        nums = tuple(self.float_inputs if wanted is None else
+                     [k for k in self.float_inputs if k in wanted])
+        if not nums:
             return []
         args = self.args(arrays)
-        nums = tuple(self.float_inputs)
         d, flat = self._derivative(args, Request("rev", nums, 1, tuple(self.float_outputs)))
         seeds = []
         for j, c in zip(self.float_outputs, cotangents):

@@ -116,7 +116,7 @@ class JaxOp:
             kern = self.kernels.get(key)
             if kern is None:
                 kern = self.kernels[key] = JaxKernel(self, specs)
-        return kern, primitive().bind(*arrays, kern=kern, mode="primal")
+        return kern, primitive().bind(*arrays, kern=kern, mode="primal", active=())
 
 
 class JaxKernel:
@@ -168,7 +168,9 @@ class JaxKernel:
 
     # -- avals
 
-    def out_avals(self, mode: str):
+    def out_avals(self, mode: str, active: tuple):
+        """The outputs of ``mode``; ``active``: the float operands (indices among the
+        arrays) that have tangents (``jvp``) or get cotangents (``vjp``, ``hvp``)."""
         import jax.core  # lazy: an optional dependency
 
         def aval(dtype, shape):
@@ -179,22 +181,22 @@ class JaxKernel:
             return [aval(d, s) for d, s in outs]
         if mode == "jvp":
             return [aval(*outs[j]) for j in self.float_out]
-        ins = [aval(self.arrays[i].dtype, self.arrays[i].shape) for i in self.float_in]
+        ins = [aval(self.arrays[i].dtype, self.arrays[i].shape) for i in active]
         if mode == "vjp":
             return ins
         return ins + ins  # hvp: H v, and the shadow it accumulates (dropped)
 
     # -- FFI targets
 
-    def target(self, mode: str) -> str:
+    def target(self, mode: str, active: tuple) -> str:
         import jax  # lazy: an optional dependency
 
         with _LOCK:
-            h = self.handlers.get(mode)
+            h = self.handlers.get((mode, active))
             if h is None:
                 name = f"zymase_{self.op.fn.__name__}_{mode}_{next(_NAMES)}"
-                entry, plan = self._plan(mode)
-                h = self.handlers[mode] = (name, Handler(entry, plan, name))
+                entry, plan = self._plan(mode, active)
+                h = self.handlers[(mode, active)] = (name, Handler(entry, plan, name))
                 jax.ffi.register_ffi_target(name, h[1].capsule, platform="cpu")
             return h[0]
 
@@ -214,7 +216,7 @@ class JaxKernel:
                 out += [("const", v) for v in flat]
         return out
 
-    def _plan(self, mode):
+    def _plan(self, mode, active):
         comp = shared(self.kernel.fn, transform_options(**self.op.options))
         example = self._example()
         ins = [(s.dtype, len(s.shape)) for s in self.arrays]
@@ -225,9 +227,11 @@ class JaxKernel:
             args = self._flat_args(example, spec.templates)
             return spec.entry, Plan(ins, outs, args, [("out", j) for j in range(len(outs))],
                                     spec.entry.written, _globals(spec.captures))
-        fl_in = [ins[i] for i in self.float_in]
+        # only the operands with tangents (cotangents) are active: the others get no shadow
+        fl_in = [ins[i] for i in active]
         fl_out = [outs[j] for j in self.float_out]
-        user_float = [k for k, s in enumerate(self.specs) if s.is_float]
+        arrays_at = [k for k, s in enumerate(self.specs) if s.is_array]
+        user_float = [arrays_at[i] for i in active]
         if mode == "jvp":
             d = comp.get(example, Request("fwd", tuple(user_float), 1, ()))
             args = self._flat_args(example, d.templates)
@@ -301,15 +305,17 @@ def _define():
     p = Primitive("zymase_call")
     p.multiple_results = True
 
-    def impl(*args, kern, mode):  # outside jit: one compiled XLA call per mode, kept
-        run = kern._eager.get(mode)
+    def impl(*args, kern, mode, active):  # outside jit: one compiled XLA call, kept
+        run = kern._eager.get((mode, active))
         if run is None:
-            run = kern._eager[mode] = jax.jit(lambda *a: p.bind(*a, kern=kern, mode=mode))
+            run = kern._eager[(mode, active)] = jax.jit(
+                lambda *a: p.bind(*a, kern=kern, mode=mode, active=active))
         return run(*args)
 
     p.def_impl(impl)
-    def abstract_eval(*avals, kern, mode):
-        outs = kern.out_avals(mode)
+
+    def abstract_eval(*avals, kern, mode, active):
+        outs = kern.out_avals(mode, active)
         # inside shard_map: the results vary over the manual mesh axes their operands vary
         # over (JAX 0.10: ``manual_axis_type``)
         like = next((a for a in avals
@@ -325,8 +331,8 @@ def _define():
 
     p.def_abstract_eval(abstract_eval)
 
-    def lowering(ctx, *args, kern, mode):
-        return jax.ffi.ffi_lowering(kern.target(mode))(ctx, *args)
+    def lowering(ctx, *args, kern, mode, active):
+        return jax.ffi.ffi_lowering(kern.target(mode, active))(ctx, *args)
 
     mlir.register_lowering(p, lowering, platform="cpu")
 
@@ -336,28 +342,36 @@ def _define():
     def zeros_like(aval):
         return jax.numpy.zeros(aval.shape, aval.dtype)
 
-    def jvp(primals, tangents, *, kern, mode):
+    def bind(*args, kern, mode, active):
+        return p.bind(*args, kern=kern, mode=mode, active=active)
+
+    def jvp(primals, tangents, *, kern, mode, active):
         if mode == "primal":
-            ys = p.bind(*primals, kern=kern, mode="primal")
-            if all(type(tangents[i]) is ad.Zero for i in kern.float_in):
+            ys = bind(*primals, kern=kern, mode="primal", active=())
+            # the operands with a tangent: forward mode for those alone
+            active = tuple(i for i in kern.float_in if type(tangents[i]) is not ad.Zero)
+            if not active:
                 return ys, [zero(y) for y in ys]
-            ts = [ad.instantiate_zeros(tangents[i]) for i in kern.float_in]
-            touts = iter(p.bind(*primals, *ts, kern=kern, mode="jvp"))
+            touts = iter(bind(*primals, *[tangents[i] for i in active], kern=kern, mode="jvp",
+                              active=active))
             return ys, [next(touts) if j in kern.float_out else zero(y)
                         for j, y in enumerate(ys)]
         if mode == "vjp":
             n = len(kern.arrays)
             xs, cts = primals[:n], primals[n:]
             dxs, dcts = tangents[:n], tangents[n:]
-            out = p.bind(*xs, *cts, kern=kern, mode="vjp")
+            out = bind(*xs, *cts, kern=kern, mode="vjp", active=active)
             touts = None
             if not all(type(t) is ad.Zero for t in dcts):
-                touts = p.bind(*xs, *[ad.instantiate_zeros(t) for t in dcts], kern=kern,
-                               mode="vjp")
+                touts = bind(*xs, *[ad.instantiate_zeros(t) for t in dcts], kern=kern,
+                             mode="vjp", active=active)
             if not all(type(dxs[i]) is ad.Zero for i in kern.float_in):
                 _second_order_ok(kern)
-                v = ad.instantiate_zeros(dxs[kern.float_in[0]])
-                hv = p.bind(*xs, cts[0], v, kern=kern, mode="hvp")[:1]
+                (i,) = kern.float_in
+                v = ad.instantiate_zeros(dxs[i])
+                hv = bind(*xs, cts[0], v, kern=kern, mode="hvp", active=(i,))[:1]
+                if active != (i,):  # (cotangents were asked for no operand)
+                    hv = []
                 touts = hv if touts is None else [a + b for a, b in zip(touts, hv)]
             if touts is None:
                 return out, [zero(o) for o in out]
@@ -370,33 +384,29 @@ def _define():
 
     ad.primitive_jvps[p] = jvp
 
-    def transpose(cts, *args, kern, mode):
+    def transpose(cts, *args, kern, mode, active):
         n = len(kern.arrays)
-        if mode == "jvp":
-            xs = args[:n]
+        xs = args[:n]
+        if mode in ("jvp", "vjp"):
             cts = [zeros_like(a) if type(c) is ad.Zero else c
-                   for c, a in zip(cts, kern.out_avals("jvp"))]
-            grads = p.bind(*xs, *cts, kern=kern, mode="vjp")
-            return [None] * n + list(grads)
-        if mode == "vjp":
-            xs = args[:n]
-            cts = [zeros_like(a) if type(c) is ad.Zero else c
-                   for c, a in zip(cts, kern.out_avals("vjp"))]
-            return [None] * n + list(p.bind(*xs, *cts, kern=kern, mode="jvp"))
+                   for c, a in zip(cts, kern.out_avals(mode, active))]
+            other = "vjp" if mode == "jvp" else "jvp"
+            return [None] * n + list(bind(*xs, *cts, kern=kern, mode=other, active=active))
         # hvp(x, c, v) = c H v: bilinear in the cotangent c and the direction v (H symmetric)
-        xs, c, v = args[:n], args[n], args[n + 1]
+        c, v = args[n], args[n + 1]
         w = cts[0]
         if type(w) is ad.Zero:
             return [None] * (n + 2)
         if ad.is_undefined_primal(v):
-            return [None] * (n + 1) + [p.bind(*xs, c, w, kern=kern, mode="hvp")[0]]
+            return [None] * (n + 1) + [bind(*xs, c, w, kern=kern, mode="hvp",
+                                            active=active)[0]]
         one = jax.numpy.ones_like(c)
-        hv = p.bind(*xs, one, v, kern=kern, mode="hvp")[0]
+        hv = bind(*xs, one, v, kern=kern, mode="hvp", active=active)[0]
         return [None] * n + [jax.numpy.sum(hv * w), None]
 
     ad.primitive_transposes[p] = transpose
 
-    def batch(args, dims, *, kern, mode):
+    def batch(args, dims, *, kern, mode, active):
         mapped = [isinstance(d, int) for d in dims]
         moved = [jax.numpy.moveaxis(a, d, 0) if m else a for a, d, m in zip(args, dims, mapped)]
         if mode == "primal":  # zymase.vmap's compiled loop over the examples (one call)
@@ -406,7 +416,7 @@ def _define():
         def one(xs):
             it = iter(xs)
             full = [next(it) if m else a for a, m in zip(moved, mapped)]
-            return p.bind(*full, kern=kern, mode=mode)
+            return bind(*full, kern=kern, mode=mode, active=active)
 
         outs = jax.lax.map(one, [a for a, m in zip(moved, mapped) if m])
         return list(outs), [0] * len(outs)

@@ -281,8 +281,9 @@ class _Ops:
     def _fwd_backward(self, ctx, cts):
         return self.backward(list(ctx.inputs[0]), cts, ctx.inputs[1]), None
 
-    def backward(self, xs, cts, layout):
-        """The gradients of the tensors ``xs`` for the outputs' cotangents ``cts``."""
+    def backward(self, xs, cts, layout, needed=None):
+        """The gradients of the tensors ``xs`` for the outputs' cotangents ``cts`` (of those
+        marked in ``needed``, when given: the others are constants of the reverse pass)."""
         fin, fout = self.float_positions(xs, layout)
         cts = [_zeros_if_none(cts[j], self._out_zeros(xs, layout, j)) for j in fout]
         torch = self.top._torch
@@ -290,7 +291,9 @@ class _Ops:
                 torch._C._are_functorch_transforms_active():
             grads = self.vjp(xs, cts, layout)  # the operator: its own backward is recorded
         else:  # a plain backward pass: the implementation, without the dispatcher's cost
-            grads = self._vjp(xs, cts, layout)
+            if needed is not None:
+                fin = [i for i in fin if needed[i]]
+            grads = self._vjp(xs, cts, layout, fin)
         out = [None] * len(xs)
         for i, g in zip(fin, grads):
             out[i] = g
@@ -346,9 +349,12 @@ class _Ops:
     def _fwd_fake(self, xs, layout):
         return [_empty(xs[0], d, s) for d, s in self.kernel(xs, layout).outputs]
 
-    def _vjp(self, xs, cts, layout):
+    def _vjp(self, xs, cts, layout, tensors=None):
+        """The vjp's implementation (of the float tensors at ``tensors`` only, when given)."""
         k = self.kernel(xs, layout)
-        return _tensors(k.vjp([_numpy(x) for x in xs], [_numpy(c) for c in cts]), xs)
+        positions = self.pattern(layout).positions
+        wanted = None if tensors is None else {positions[i] for i in tensors}
+        return _tensors(k.vjp([_numpy(x) for x in xs], [_numpy(c) for c in cts], wanted), xs)
 
     def _vjp_fake(self, xs, cts, layout):
         return self._inputs_fake(xs, layout)
@@ -541,7 +547,8 @@ def _autograd_functions(torch, ops: _Ops):
 
         @staticmethod
         def backward(ctx, *cts):
-            return (None, *ops.backward(list(ctx.saved_tensors), list(cts), ctx.layout))
+            return (None, *ops.backward(list(ctx.saved_tensors), list(cts), ctx.layout,
+                                        ctx.needs_input_grad[1:]))
 
     return Apply.apply, Direct.apply
 
