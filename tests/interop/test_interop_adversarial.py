@@ -841,7 +841,7 @@ def test_torch_0d_tensors_are_numbers(case):
     if case == "poly":
         s = torch.tensor(0.8, dtype=F64, requires_grad=True)
         y = zymase.to_torch(scalar_poly)(s)
-        assert y.shape == () and abs(float(y) - float(scalar_poly(0.8))) < 1e-15
+        assert y.shape == () and abs(float(y.detach()) - float(scalar_poly(0.8))) < 1e-15
     elif case == "index":
         x = torch.tensor([0.3, 2.7, 1.1], dtype=F64)
         assert float(zymase.to_torch(at)(x, torch.tensor(2))) == 2.0 * 1.1
