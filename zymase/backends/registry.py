@@ -22,7 +22,8 @@ from ..options import default_backend
 from .base import Backend
 
 _BUILTIN = {"cpu": ("zymase.backends.cpu.backend", "CpuBackend"),
-            "interp": ("zymase.backends.interp.backend", "InterpBackend")}
+            "interp": ("zymase.backends.interp.backend", "InterpBackend"),
+            "xla": ("zymase.backends.xla.backend", "XlaBackend")}
 _REGISTERED: dict[str, Backend] = {}
 _LOCK = threading.Lock()
 

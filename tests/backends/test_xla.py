@@ -1,0 +1,193 @@
+"""``backend="xla"``: the optimized IR lowered to JAX and run by XLA gives the CPU backend's
+results (rtol 1e-12, float64) on every corpus problem and on random programs, primal and forward
+mode; writes into arguments reach the caller; run-time errors name the user's line; what XLA
+cannot run is refused at the user's line, saying why."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="JAX is not installed (pip install jax)")
+import progen  # noqa: E402
+from conftest import corpus  # noqa: E402
+
+import zymase  # noqa: E402
+from zymase.errors import UnsupportedError, ZymaseError, ZymaseIndexError  # noqa: E402
+
+PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4")
+_TMP = tempfile.TemporaryDirectory(prefix="zymase_xla_")
+_SERIAL = itertools.count()
+
+
+def _close(got, want, rtol=1e-12):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_corpus_primal_and_forward_mode_match_the_cpu_backend(name):
+    mod = corpus().load(name)
+    args = mod.make_inputs("small")
+    _close(zymase.jit(mod.primal, backend="xla")(*args), zymase.jit(mod.primal)(*args))
+    k = getattr(mod, "ACTIVE", (0,))[0]
+    tans = [None] * len(args)
+    tans[k] = np.linspace(0.5, 1.5, np.size(args[k])).reshape(np.shape(args[k])) \
+        if isinstance(args[k], np.ndarray) else 1.0
+    got = zymase.jvp(mod.primal, args, tans, backend="xla")
+    want = zymase.jvp(mod.primal, args, tans)
+    _close(got[0], want[0])
+    _close(got[1], want[1], rtol=1e-11)
+
+
+@pytest.mark.slow
+def test_recursive_fft_matches_the_cpu_backend():
+    """(every recursive call is inlined: a slow trace)"""
+    mod = corpus().load("fft")
+    args = mod.make_inputs("small")
+    _close(zymase.jit(mod.primal, backend="xla")(*args), zymase.jit(mod.primal)(*args))
+
+
+def _load(prog):
+    wrap = ("def F(x, y, a, b, n):\n    r0, r1 = f(x, y, a, b, n)\n    return r0 + 0.5 * r1\n"
+            if prog.returns == 2 else "def F(x, y, a, b, n):\n    return 1.0 * f(x, y, a, b, n)\n")
+    name = f"zymase_xla_{os.getpid()}_{next(_SERIAL)}"
+    path = os.path.join(_TMP.name, name + ".py")
+    with open(path, "w") as fh:
+        fh.write(prog.source + "\n\n" + wrap)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _run(fn, *args):
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args), args
+    except UnsupportedError as e:
+        return "unsupported", str(e)
+    except ZymaseError as e:
+        return type(e), None
+
+
+def test_random_programs_match_the_cpu_backend():
+    """progen's programs (loops, branches, early exits, views, helpers, writes into the
+    arguments): results and the arguments' final contents agree with the CPU backend, or the
+    XLA backend refuses at the user's line; a run-time error is the same error."""
+    compared = refused = 0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        size = int(rng.integers(3, 9))
+        x, y = rng.uniform(-2, 2, 2)
+        a, b = rng.uniform(-2, 2, size), rng.uniform(-2, 2, size)
+        n = int(rng.integers(1, progen.MAX_N + 1))
+        F = _load(progen.random_program(seed, numpy=False)).F
+        want = _run(zymase.jit(F), x, y, a, b, n)
+        got = _run(zymase.jit(F, backend="xla"), x, y, a, b, n)
+        if got[0] == "unsupported":
+            assert "zymase_xla_" in got[1] and "XLA backend" in got[1], got[1]
+            refused += 1
+            continue
+        if want[1] is None:
+            assert got[0] == want[0], (seed, got, want)
+            continue
+        assert got[1] is not None, (seed, got)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-10, atol=1e-12, err_msg=str(seed))
+        for g, w in zip(got[1][2:4], want[1][2:4]):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=str(seed))
+        compared += 1
+    assert compared >= 20 and refused <= 5, (compared, refused)
+
+
+def _fill(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0 + out[i]
+    return np.sum(out)
+
+
+def _at(x, i):
+    return x[i] * 2.0
+
+
+def _halvings(x):
+    n = 0
+    while x > 1.0:
+        x = x / 2.0
+        n += 1
+    return x, n
+
+
+def _swap(u0, steps):
+    u, new = u0.copy(), u0.copy()
+    for _ in range(steps):
+        for i in range(1, u.shape[0] - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        u, new = new, u
+    return u
+
+
+def _swap_argument(u0, steps):
+    u, new = u0, u0.copy()
+    for _ in range(steps):
+        for i in range(1, u.shape[0] - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        u, new = new, u
+    return u
+
+
+def _sized_by_data(x):
+    return np.zeros(int(x[0])) + 1.0
+
+
+def test_semantics_users_rely_on():
+    x, out = np.arange(4.0), np.ones(4)
+    assert zymase.jit(_fill, backend="xla")(x, out) == 16.0
+    np.testing.assert_array_equal(out, 2.0 * x + 1.0)  # the write reached the caller
+    assert zymase.jit(_halvings, backend="xla")(37.0) == _halvings(37.0)
+    u0 = np.random.default_rng(0).random(9)
+    _close(zymase.jit(_swap, backend="xla")(u0, 7), _swap(u0, 7))
+    f32 = np.arange(5, dtype=np.float32)
+    assert zymase.jit(_at, backend="xla")(f32, 3) == np.float32(6.0)
+    with pytest.raises(ZymaseIndexError, match=r"test_xla.py:\d+:\d+: index 7 is out of bounds"):
+        zymase.jit(_at, backend="xla")(np.arange(4.0), 7)
+
+
+def test_what_xla_cannot_run_is_refused_at_the_line():
+    with pytest.raises(UnsupportedError, match=r"test_xla.py:\d+:\d+: the XLA backend needs "
+                                               "every array size"):
+        zymase.jit(_sized_by_data, backend="xla")(np.array([3.0]))
+    with pytest.raises(UnsupportedError, match="writes into one that may be an argument"):
+        zymase.jit(_swap_argument, backend="xla")(np.ones(5), 3)
+    with pytest.raises(UnsupportedError, match="reverse mode's tape"):
+        zymase.grad(_fill, backend="xla")(np.arange(4.0), np.ones(4))
+
+
+def test_user_jax_configuration_is_left_alone():
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        r = zymase.jit(_fill, backend="xla")(np.full(3, 1.0 + 1e-12), np.zeros(3))
+        assert r == 3 * (2.0 + 2e-12)  # float64 inside the computation
+        assert not jax.config.jax_enable_x64
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def test_without_jax_the_backend_says_what_to_install(tmp_path):
+    script = tmp_path / "no_jax.py"
+    script.write_text(
+        "import sys\nsys.modules['jax'] = None\nimport numpy as np, zymase\n"
+        "def f(x):\n    return x * 2.0\n"
+        "try:\n    zymase.jit(f, backend='xla')(1.0)\n"
+        "except ImportError as e:\n    assert 'pip install jax' in str(e), e\n    print('ok')\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]

@@ -1,0 +1,155 @@
+"""The XLA backend: ``backend="xla"`` lowers the optimized IR (the primal, or a derivative after
+zymase's AD) to JAX operations (``lower.py``) and compiles them with ``jax.jit``: XLA runs the
+program on whatever device JAX has.
+
+    >>> import numpy as np, zymase
+    >>> def f(x):
+    ...     s = 0.0
+    ...     for i in range(x.shape[0]):
+    ...         s += x[i] * x[i]
+    ...     return s
+    >>> zymase.jit(f, backend="xla")(np.arange(4.0))
+    14.0
+
+One XLA computation per argument signature, array shapes and integer arguments (XLA shapes are
+static: an integer may size an array); float64 is enabled inside it only (the user's JAX
+configuration is not changed).  Arrays come back as NumPy arrays; writes into argument arrays are
+copied back into them.  JAX is an optional dependency: without it the backend says so.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...errors import RUNTIME_ERRORS, UnsupportedError, ZymaseError, ZymaseImportError
+from ...ir.core import Module
+from ...ir.types import ArrayType
+from ...options import Options
+from ...passes.licm import written_arguments
+from ..base import ALL_DIALECTS, Backend, Capabilities, Executable, SimpleArtifact
+
+
+def _jax():
+    try:
+        import jax  # lazy: an optional dependency
+    except ImportError:
+        raise ZymaseImportError("backend='xla' needs JAX: pip install jax (or "
+                                "pip install 'zymase[interop]')") from None
+    return jax
+
+
+class XlaExecutable(Executable):
+    def __init__(self, module: Module, name: str):
+        f = module[name]
+        self.module, self.name = module, name
+        self.arg_types, self.result_types = list(f.arg_types), list(f.result_types)
+        self.written = tuple(written_arguments(f, module))
+        self._computations: dict = {}
+        self._lock = threading.Lock()
+
+    def _static(self, t) -> bool:
+        """Integer and boolean arguments are part of the computation (they may size arrays)."""
+        return not isinstance(t, ArrayType) and not t.is_inexact
+
+    def call(self, flat: list, globals_: list = ()) -> list:
+        jax = _jax()
+        self.refuse_read_only(flat)
+        static = tuple(int(a) if self._static(t) else None
+                       for t, a in zip(self.arg_types, flat))
+        key = (static, tuple((a.dtype.str, a.shape) for a in flat if isinstance(a, np.ndarray)),
+               tuple((g.dtype.str, g.shape) for g in globals_))
+        with jax.enable_x64(True):
+            with self._lock:
+                found = self._computations.get(key)
+                if found is None:
+                    shapes = {k: a.shape for k, a in enumerate(flat) if isinstance(a, np.ndarray)}
+                    found = self._computations[key] = self._build(jax, static, shapes,
+                                                                  globals_)
+            fn, errors = found
+            dynamic = [np.ascontiguousarray(a).reshape(-1) if isinstance(t, ArrayType)
+                       else t.np_dtype.type(a)
+                       for t, a, s in zip(self.arg_types, flat, static) if s is None]
+            outs, written, err = fn(*dynamic, *[np.ascontiguousarray(g).reshape(-1)
+                                              for g in globals_])
+            err = [int(e) for e in err]
+        if err[0]:
+            kind, msg, loc = errors[err[0] - 1]
+            raise RUNTIME_ERRORS.get(kind, ZymaseError)(msg.format(a=err[1], b=err[2]), loc)
+        for k, data in zip(self.written, written):
+            flat[k][...] = np.asarray(data).reshape(flat[k].shape)
+        return [_result(t, v) for t, v in zip(self.result_types, outs)]
+
+    def _build(self, jax, static, shapes, globals_):
+        """The jitted computation for arguments of these shapes and integer values, and the
+        table of the errors it may report (filled while it is traced)."""
+        from .lower import Lowering, View, c_strides  # lazy: needs JAX
+
+        jnp = jax.numpy
+        errors: list = []
+        types, name, module, written = self.arg_types, self.name, self.module, self.written
+
+        def computation(*dynamic):
+            it = iter(dynamic)
+            lo = Lowering(module, jax, errors)
+            lo.err = (jnp.int64(0), jnp.int64(0), jnp.int64(0))
+            args, bufs = [], {}
+            for k, (t, s) in enumerate(zip(types, static)):
+                if s is not None:
+                    args.append(t.np_dtype.type(s))
+                    continue
+                x = next(it)
+                if isinstance(t, ArrayType):
+                    shape = shapes[k]
+                    buf = bufs[k] = lo.new_buf(x, "arg")
+                    args.append(View(buf, 0, shape, c_strides(shape)))
+                else:
+                    args.append(x)
+            lo.globals_ = []
+            for g, x in zip(globals_, it):
+                buf = lo.new_buf(x, "global")
+                lo.globals_.append(View(buf, 0, g.shape, c_strides(g.shape)))
+            out = lo.run(name, args)
+            results = [lo.read(v) if isinstance(t, ArrayType) else jnp.asarray(v, t.np_dtype)
+                       for t, v in zip(self.result_types, out)]
+            return results, [bufs[k].data for k in written], list(lo.err)
+
+        return jax.jit(computation), errors
+
+
+def _result(t, v):
+    if isinstance(t, ArrayType):
+        return np.asarray(v)
+    if t.is_complex:
+        return complex(v)
+    if t.is_float:
+        return float(v) if t.bits == 64 else np.float32(v)
+    if t.is_bool:
+        return bool(v)
+    return int(v)
+
+
+class XlaBackend(Backend):
+    """Lowers the optimized IR to JAX and runs it through XLA (``jax.jit``)."""
+
+    name = "xla"
+    capabilities = Capabilities(dialects=ALL_DIALECTS - {"tape"},
+                                dtypes=frozenset({"f64", "f32", "i64", "i32", "i1"}))
+
+    def compile(self, module: Module, entries: Sequence[str], options: Options, *,
+                count_tape: bool = False) -> SimpleArtifact:
+        _jax()
+        return SimpleArtifact({name: XlaExecutable(module, name) for name in entries})
+
+    def check(self, module: Module, entries: Sequence[str]) -> None:
+        try:
+            super().check(module, entries)
+        except UnsupportedError as e:
+            if "tape" in e.msg:
+                e.msg = ("the XLA backend cannot run reverse mode's tape yet (its size is not "
+                         "known when the function is traced): use the default backend for "
+                         "reverse-mode derivatives")
+                e.args = (e.render(),)
+            raise
