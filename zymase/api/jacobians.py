@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 
+from ..backends.registry import get_backend
 from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import flat_leaves, is_inexact, rebuild_result
@@ -60,7 +61,8 @@ def _vjp(comp, primals, given):
     """vjp of ``comp.fn`` at one value per parameter; cotangents for the first ``given`` (the
     rest are defaults, held constant)."""
     nums = tuple(k for k, a in enumerate(primals) if has_float(a) and k < given)
-    split = comp.options.memory_limit is None
+    split = comp.options.memory_limit is None and \
+        get_backend(comp.options.backend).capabilities.split_tapes
     try:
         results = _float_result_positions(comp, primals)
         d = comp.get(primals, Request("rev-split" if split else "rev", nums, 1, results))

@@ -54,7 +54,10 @@ class Capabilities:
     ``mutation``: writes into argument arrays reach the caller; ``fast_calls``: gives each entry
     a C entry for the frame-less call path of ``jit`` objects; ``disk_cache``: its artifacts can
     be saved and loaded in another process (``jit(cache=True)``); ``tape_counts``: counts the
-    tape slots each push site writes (``zymase.tape_report``)."""
+    tape slots each push site writes (``zymase.tape_report``); ``split_tapes``: a tape can pass
+    from one entry to another (``zymase.vjp``'s split form: forward and adjoint functions;
+    without it ``vjp`` runs the whole gradient in its pullback); ``tape_sets``: per-iteration
+    tapes of a parallel loop's adjoint (without them parallel loops are reversed serially)."""
 
     dtypes: frozenset = ALL_DTYPES
     dialects: frozenset = ALL_DIALECTS
@@ -63,6 +66,8 @@ class Capabilities:
     fast_calls: bool = False
     disk_cache: bool = False
     tape_counts: bool = False
+    split_tapes: bool = True
+    tape_sets: bool = True
 
 
 class Executable(ABC):

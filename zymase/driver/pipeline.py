@@ -175,6 +175,8 @@ def reverse(c: Compilation) -> None:
         how.update(memory_limit=None, disable=opts.disable | {PARALLEL_ADJOINT})
     else:
         how.update(keep_primal=req.primal)
+    if not c.backend.capabilities.tape_sets:  # (no per-iteration tapes: reverse serially)
+        how.update(disable=how["disable"] | {PARALLEL_ADJOINT})
     g = grad_function(c.module, c.module[c.func], c.flat_active, list(req.results), **how)
     c.entries = [g.sym_name]
 

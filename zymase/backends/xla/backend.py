@@ -24,12 +24,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...errors import RUNTIME_ERRORS, UnsupportedError, ZymaseError, ZymaseImportError
+from ...errors import RUNTIME_ERRORS, ZymaseError, ZymaseImportError
 from ...ir.core import Module
 from ...ir.types import ArrayType
 from ...options import Options
 from ...passes.licm import written_arguments
-from ..base import ALL_DIALECTS, Backend, Capabilities, Executable, SimpleArtifact
+from ..base import Backend, Capabilities, Executable, SimpleArtifact
 
 
 def _jax():
@@ -48,6 +48,7 @@ class XlaExecutable(Executable):
         self.arg_types, self.result_types = list(f.arg_types), list(f.result_types)
         self.written = tuple(written_arguments(f, module))
         self._computations: dict = {}
+        self._capacity: dict = {}  # signature -> tape slots its last run needed
         self._lock = threading.Lock()
 
     def _static(self, t) -> bool:
@@ -61,19 +62,29 @@ class XlaExecutable(Executable):
                        for t, a in zip(self.arg_types, flat))
         key = (static, tuple((a.dtype.str, a.shape) for a in flat if isinstance(a, np.ndarray)),
                tuple((g.dtype.str, g.shape) for g in globals_))
+        dynamic = [np.ascontiguousarray(a).reshape(-1) if isinstance(t, ArrayType)
+                   else t.np_dtype.type(a)
+                   for t, a, s in zip(self.arg_types, flat, static) if s is None]
+        dynamic += [np.ascontiguousarray(g).reshape(-1) for g in globals_]
         with jax.enable_x64(True):
-            with self._lock:
-                found = self._computations.get(key)
-                if found is None:
-                    shapes = {k: a.shape for k, a in enumerate(flat) if isinstance(a, np.ndarray)}
-                    found = self._computations[key] = self._build(jax, static, shapes,
-                                                                  globals_)
-            fn, errors = found
-            dynamic = [np.ascontiguousarray(a).reshape(-1) if isinstance(t, ArrayType)
-                       else t.np_dtype.type(a)
-                       for t, a, s in zip(self.arg_types, flat, static) if s is None]
-            outs, written, err = fn(*dynamic, *[np.ascontiguousarray(g).reshape(-1)
-                                              for g in globals_])
+            while True:
+                with self._lock:
+                    capacity = self._capacity.get(key, 1024)
+                    found = self._computations.get((key, capacity))
+                    if found is None:
+                        shapes = {k: a.shape for k, a in enumerate(flat)
+                                  if isinstance(a, np.ndarray)}
+                        found = self._computations[(key, capacity)] = self._build(
+                            jax, static, shapes, globals_, capacity)
+                fn, errors = found
+                outs, written, err, need = fn(*dynamic)
+                need = int(need)
+                if need <= capacity:
+                    break
+                # the tape needed more room: run again with room for all of it
+                with self._lock:
+                    self._capacity[key] = max(self._capacity.get(key, 1024),
+                                              1 << (need - 1).bit_length())
             err = [int(e) for e in err]
         if err[0]:
             kind, msg, loc = errors[err[0] - 1]
@@ -82,7 +93,7 @@ class XlaExecutable(Executable):
             flat[k][...] = np.asarray(data).reshape(flat[k].shape)
         return [_result(t, v) for t, v in zip(self.result_types, outs)]
 
-    def _build(self, jax, static, shapes, globals_):
+    def _build(self, jax, static, shapes, globals_, capacity):
         """The jitted computation for arguments of these shapes and integer values, and the
         table of the errors it may report (filled while it is traced)."""
         from .lower import Lowering, View, c_strides  # lazy: needs JAX
@@ -95,6 +106,8 @@ class XlaExecutable(Executable):
             it = iter(dynamic)
             lo = Lowering(module, jax, errors)
             lo.err = (jnp.int64(0), jnp.int64(0), jnp.int64(0))
+            lo.capacity = capacity
+            lo.need = lo.new_buf(jnp.zeros(1, jnp.int64), "need")
             args, bufs = [], {}
             for k, (t, s) in enumerate(zip(types, static)):
                 if s is not None:
@@ -114,7 +127,8 @@ class XlaExecutable(Executable):
             out = lo.run(name, args)
             results = [lo.read(v) if isinstance(t, ArrayType) else jnp.asarray(v, t.np_dtype)
                        for t, v in zip(self.result_types, out)]
-            return results, [bufs[k].data for k in written], list(lo.err)
+            return (results, [bufs[k].data for k in written], list(lo.err),
+                    lo.need.data[0])
 
         return jax.jit(computation), errors
 
@@ -135,21 +149,10 @@ class XlaBackend(Backend):
     """Lowers the optimized IR to JAX and runs it through XLA (``jax.jit``)."""
 
     name = "xla"
-    capabilities = Capabilities(dialects=ALL_DIALECTS - {"tape"},
-                                dtypes=frozenset({"f64", "f32", "i64", "i32", "i1"}))
+    capabilities = Capabilities(dtypes=frozenset({"f64", "f32", "i64", "i32", "i1"}),
+                                split_tapes=False, tape_sets=False)
 
     def compile(self, module: Module, entries: Sequence[str], options: Options, *,
                 count_tape: bool = False) -> SimpleArtifact:
         _jax()
         return SimpleArtifact({name: XlaExecutable(module, name) for name in entries})
-
-    def check(self, module: Module, entries: Sequence[str]) -> None:
-        try:
-            super().check(module, entries)
-        except UnsupportedError as e:
-            if "tape" in e.msg:
-                e.msg = ("the XLA backend cannot run reverse mode's tape yet (its size is not "
-                         "known when the function is traced): use the default backend for "
-                         "reverse-mode derivatives")
-                e.args = (e.render(),)
-            raise

@@ -16,7 +16,11 @@ aliases) hold as long as the buffer table is threaded through control flow:
 * ``rt.assert`` and checked indices update an error state (first failed check, two payloads)
   that the call raises as zymase's error after XLA returns;
 * array sizes must be known when tracing (they are XLA shapes): a size that depends on data is
-  refused at its line, as is the reverse-mode tape (its size is not known either).
+  refused at its line;
+* reverse mode's tape is a buffer of int64 slots (values' bit patterns) and a position; its size
+  is not known before the run, so a call starts with room for ``Lowering.capacity`` slots, and
+  a run that needed more (pushes past the end are dropped and counted) runs again with room
+  for all (the next computation for that signature starts with it).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ...errors import UnsupportedError
 from ...ir import ops
 from ...ir.core import Block, Func, Module
 from ...ir.interp import HANDLERS as EXACT
-from ...ir.roots import array_roots
+from ...ir.roots import array_roots, written_buffers
 from ...ir.types import ArrayType
 
 MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond it)
@@ -71,14 +75,21 @@ class Lowering:
         self.bufs: list[Buf] = []  # every buffer alive (threaded through control flow)
         self.roots = {}
         self.depth = 0
+        self.capacity = 1024  # tape slots (the call runs again with more if they overflow)
+        self.pairs: dict = {}  # push/pop pair id -> the value every push of it pushed
+        self.need = None  # Buf: the most slots a tape needed
 
     # -- values
 
     def known(self, x) -> bool:
-        return not isinstance(x, self.jax.core.Tracer) and not isinstance(x, self.jax.Array)
+        """Whether ``x`` is a number known when tracing (not a traced value, not an array)."""
+        return not isinstance(x, (self.jax.core.Tracer, self.jax.Array, View, Tape))
 
     def scalar(self, t, x):
-        """A traced (or concrete) scalar of IR type ``t`` as a JAX value."""
+        """A traced (or concrete) scalar of IR type ``t`` as a JAX value (a tape: a
+        placeholder; its state is in buffers, threaded like every buffer)."""
+        if isinstance(x, Tape):
+            return self.jnp.int64(0)
         return self.jnp.asarray(x, dtype=t.np_dtype)
 
     def new_buf(self, data, origin) -> Buf:
@@ -161,10 +172,6 @@ class Lowering:
         rule = RULES.get(type(op))
         if rule is not None:
             return rule(self, op, args, env)
-        if isinstance(op, TAPE_OPS):
-            raise UnsupportedError("the XLA backend cannot run reverse mode's tape yet (its size "
-                                   "is not known when the function is traced): use the default "
-                                   "backend for reverse-mode derivatives", op.loc)
         exact = EXACT.get(type(op))
         if exact is None or op.regions:
             raise UnsupportedError(f"the XLA backend cannot run {op.name} (use the default "
@@ -356,6 +363,21 @@ def _call(lo, op, args, env):
         lo.depth -= 1
 
 
+def _select(lo, op, args, env):
+    c, a, b = args
+    if not isinstance(a, View):
+        if lo.known(c) and lo.known(a) and lo.known(b):
+            return (a if bool(c) else b,)
+        t = op.results[0].type
+        return (lo.jnp.where(c, lo.scalar(t, a), lo.scalar(t, b)),)
+    if lo.known(c):
+        return (a if bool(c) else b,)
+    if a.buf is b.buf and a.shape == b.shape and a.strides == b.strides:
+        return (View(a.buf, lo.jnp.where(c, a.offset, b.offset), a.shape, a.strides),)
+    raise UnsupportedError("the XLA backend cannot choose between two arrays on a value known "
+                           "only when the function runs (use the default backend)", op.loc)
+
+
 def _thread_count(lo, op, args, env):
     return (np.int64(1),)
 
@@ -444,7 +466,9 @@ def _derived(value, results) -> bool:
 
 
 def _users(value):
-    return [u if not isinstance(u, tuple) else u[0] for u in value.uses]
+    """The ops that use ``value`` (freeing a buffer is no use of its contents)."""
+    return [u for u in (u if not isinstance(u, tuple) else u[0] for u in value.uses)
+            if not isinstance(u, ops.ArrayFree)]
 
 
 def _path(op) -> list:
@@ -498,8 +522,9 @@ def _for(lo, op, args, env):
         lo.err = err
         iv = lb + k * step if lo.known(lb) and lo.known(step) else \
             jnp.asarray(lb, jnp.int64) + k * jnp.asarray(step, jnp.int64)
-        carried = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else v
-                   for t, v, s in zip(types, vals, shapes)]
+        carried = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else
+                   inits[j] if isinstance(inits[j], Tape) else v
+                   for j, (t, v, s) in enumerate(zip(types, vals, shapes))]
         before = [c.buf.data if isinstance(c, View) else None for c in carried]
         env2 = dict(env)
         env2[op.iv] = iv
@@ -521,7 +546,8 @@ def _for(lo, op, args, env):
     lo.bufs = outer
     lo.err = err
     del jax
-    return [_result_view(lo, t, v, s) for t, v, s in zip(types, vals, shapes)]
+    return [inits[j] if isinstance(inits[j], Tape) else _result_view(lo, t, v, s)
+            for j, (t, v, s) in enumerate(zip(types, vals, shapes))]
 
 
 def _yield_value(lo, op, t, v, shape):
@@ -547,18 +573,28 @@ def _while(lo, op, args, env):
     bshapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(args, btypes)]
     outer = list(lo.bufs)
     written = [False] * len(btypes)
+    written_after = [False] * len(ftypes)
     fshapes = [None] * len(ftypes)
 
+    tapes = {}  # forwarded position -> the tape (its state is in buffers)
+
     def run_before(vals):
-        carried = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else v
-                   for t, v, s in zip(btypes, vals, bshapes)]
+        carried = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else
+                   args[j] if isinstance(args[j], Tape) else v
+                   for j, (t, v, s) in enumerate(zip(btypes, vals, bshapes))]
         env2 = dict(env)
         for a, c in zip(before.args, carried):
             env2[a] = c
+        start = [c.buf.data if isinstance(c, View) else None for c in carried]
         cond, *fwd = lo.block(before, env2)
+        for j, (c, d) in enumerate(zip(carried, start)):
+            if d is not None and c.buf.data is not d:
+                written[j] = True
         for j, f in enumerate(fwd):
             if isinstance(f, View):
                 fshapes[j] = f.shape
+            if isinstance(f, Tape):
+                tapes[j] = f
         return jnp.asarray(cond, bool), [_yield_value(lo, op, t, f, fshapes[j]) if
                                          isinstance(t, ArrayType) else lo.scalar(t, f)
                                          for j, (t, f) in enumerate(zip(ftypes, fwd))]
@@ -575,24 +611,42 @@ def _while(lo, op, args, env):
     def body(carry):
         _, fwd, datas, err = carry
         restore(datas, err)
-        views = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else v
-                 for t, v, s in zip(ftypes, fwd, fshapes)]
+        views = [_carry_view(lo, t, v, s) if isinstance(t, ArrayType) else tapes.get(j, v)
+                 for j, (t, v, s) in enumerate(zip(ftypes, fwd, fshapes))]
         env2 = dict(env)
         for a, c in zip(after.args, views):
             env2[a] = c
+        start = [c.buf.data if isinstance(c, View) else None for c in views]
         nxt = lo.block(after, env2)
+        for j, (c, d) in enumerate(zip(views, start)):
+            if d is not None and c.buf.data is not d:
+                written_after[j] = True
         vals = [_yield_value(lo, op, t, v, s) for t, v, s in zip(btypes, nxt, bshapes)]
         c, f = run_before(vals)
         return (c, f, [b.data for b in outer], lo.err)
 
     _, fwd, datas, err = lax.while_loop(lambda c: c[0], body, init)
-    del written
+    _check_carried(lo, op, before.args, written)
+    _check_carried(lo, op, after.args, written_after)
     restore(datas, err)
     lo.bufs = outer
-    return [_result_view(lo, t, v, s) for t, v, s in zip(ftypes, fwd, fshapes)]
+    return [tapes[j] if j in tapes else _result_view(lo, t, v, s)
+            for j, (t, v, s) in enumerate(zip(ftypes, fwd, fshapes))]
+
+
+def _view_base(value):
+    """The value ``value`` is a view of (following subviews, transposes, broadcasts, reshapes
+    and relayouts), or ``value`` itself."""
+    while isinstance(value.owner, VIEWS):
+        value = value.owner.operands[0]
+    return value
 
 
 def _if(lo, op, args, env):
+    """``scf.if`` on a traced condition: ``lax.cond``.  An array result that both branches
+    take from arrays existing before the branch (``dst = u[1:] if v > 0 else u[:-1]``) stays a
+    view of them (a write through it reaches them); one made inside a branch is passed by its
+    contents, refused where a later write could tell."""
     cond = args[0]
     blocks = op.regions[0].block, op.regions[1].block
     if lo.known(cond):
@@ -602,6 +656,16 @@ def _if(lo, op, args, env):
     err0 = lo.err
     datas0 = [b.data for b in outer]
     shapes = [None] * len(types)
+    # per array result: the arrays before the branch its two yields are views of, if both are
+    refs = {}
+    for j, t in enumerate(types):
+        if isinstance(t, ArrayType):
+            bases = [_view_base(b.terminator.operands[j]) for b in blocks]
+            if all(not _inside(op, b) and b in env for b in bases):
+                refs[j] = [env[b].buf for b in bases]
+            else:
+                _check_by_value(lo, op, op.results[j])
+    views = {}
 
     def branch(k):
         def run(state):
@@ -613,7 +677,16 @@ def _if(lo, op, args, env):
             out = lo.block(blocks[k], dict(env))
             vals = []
             for j, (t, v) in enumerate(zip(types, out)):
-                if isinstance(t, ArrayType):
+                if isinstance(v, Tape):
+                    tapes[j] = v
+                if j in refs:
+                    seen = views.setdefault(j, (v.shape, v.strides))
+                    if seen != (v.shape, v.strides) or v.buf is not refs[j][k]:
+                        raise UnsupportedError(
+                            "the XLA backend cannot choose between views of different shapes "
+                            "or layouts here (use the default backend)", op.loc)
+                    vals.append(lo.jnp.asarray(v.offset, lo.jnp.int64))
+                elif isinstance(t, ArrayType):
                     if shapes[j] is None:
                         shapes[j] = v.shape
                     vals.append(_yield_value(lo, op, t, v, shapes[j]))
@@ -622,13 +695,72 @@ def _if(lo, op, args, env):
             return vals, [b.data for b in outer], lo.err
         return run
 
-    vals, datas, err = lo.lax.cond(lo.jnp.asarray(cond, bool), branch(0), branch(1),
-                                   (datas0, err0))
+    tapes = {}
+    c = lo.jnp.asarray(cond, bool)
+    vals, datas, err = lo.lax.cond(c, branch(0), branch(1), (datas0, err0))
     for b, d in zip(outer, datas):
         b.data = d
     lo.bufs = outer
     lo.err = err
-    return [_result_view(lo, t, v, s) for t, v, s in zip(types, vals, shapes)]
+    out = []
+    for j, (t, v, s) in enumerate(zip(types, vals, shapes)):
+        if j in tapes:
+            out.append(tapes[j])
+        elif j in refs:
+            then_buf, else_buf = refs[j]
+            buf = then_buf if then_buf is else_buf else _choice(lo, op, c, then_buf, else_buf)
+            shape, strides = views[j]
+            out.append(View(buf, v, shape, strides))
+        else:
+            out.append(_result_view(lo, t, v, s))
+    return out
+
+
+class ChoiceBuf:
+    """One of two buffers, chosen by a traced condition: reads see the chosen one's contents,
+    writes go to the chosen one only."""
+
+    __slots__ = ("cond", "a", "b", "origin")
+
+    def __init__(self, cond, a, b):
+        self.cond, self.a, self.b, self.origin = cond, a, b, "choice"
+
+    @property
+    def data(self):
+        import jax.numpy as jnp  # lazy: an optional dependency (loaded by now)
+        return jnp.where(self.cond, self.a.data, self.b.data)
+
+    @data.setter
+    def data(self, new):
+        import jax.numpy as jnp  # lazy: an optional dependency (loaded by now)
+        self.a.data = jnp.where(self.cond, new, self.a.data)
+        self.b.data = jnp.where(self.cond, self.b.data, new)
+
+
+def _choice(lo, op, c, a, b):
+    if a.data.shape != b.data.shape or a.data.dtype != b.data.dtype:
+        raise UnsupportedError("the XLA backend can choose between two arrays on a value known "
+                               "only when the function runs when their buffers have one size "
+                               "(use the default backend)", op.loc)
+    return ChoiceBuf(c, a, b)
+
+
+def _check_by_value(lo, op, result):
+    """Refuse passing ``result`` (an array a branch makes) by value where a later write into
+    its buffers could tell: written through it, or through another name, after the branch."""
+    roots = lo.roots.get(result, {result})
+    func = op
+    while func.parent_op is not None:
+        func = func.parent_op
+    for later in func.walk():
+        if _op_within(op, later) or not _after(op, later):
+            continue
+        for w in written_buffers(later):
+            if lo.roots.get(w, {w}) & roots:
+                raise UnsupportedError(
+                    "the XLA backend passes an array a branch makes by value, and the program "
+                    "writes into it after the branch: copy it where it is written (y = y.copy()) "
+                    "or use the default backend", op.loc)
 
 
 RULES = {
@@ -639,10 +771,204 @@ RULES = {
     ops.Relayout: _relayout, ops.ArrayFree: _free, ops.Index: _index, ops.Assert: _assert,
     ops.Matmul: _matmul, ops.Call: _call, ops.For: _for, ops.Parallel: _for,
     ops.While: _while, ops.If: _if, ops.ThreadCount: _thread_count,
-    ops.ThreadSlot: _thread_slot,
+    ops.ThreadSlot: _thread_slot, ops.Select: _select,
 }  # fmt: skip
 
-TAPE_OPS = tuple(getattr(ops, n) for n in dir(ops) if n.startswith("Tape"))
+
+
+# ---------------------------------------------------------------------- reverse mode's tape
+
+
+class Tape:
+    """Reverse mode's stack: ``slots`` (int64 bit patterns of the values pushed, a buffer of
+    ``Lowering.capacity`` slots) and ``pos`` (a one-slot buffer), both threaded through
+    control flow like every buffer; pushed arrays' shapes are known when tracing and kept in
+    ``refs`` (pops meet pushes in reverse order).  A push past the capacity is dropped and
+    raises ``Lowering.need``: the call then runs again with room for everything."""
+
+    __slots__ = ("slots", "pos", "refs")
+
+    def __init__(self, lo):
+        jnp = lo.jnp
+        self.slots = lo.new_buf(jnp.zeros(lo.capacity, jnp.int64), "tape")
+        self.pos = lo.new_buf(jnp.zeros(1, jnp.int64), "tape")
+        self.refs: list = []
+
+    def at(self):
+        return self.pos.data[0]
+
+    def move(self, lo, by):
+        p = self.pos.data[0] + by
+        self.pos.data = self.pos.data.at[0].set(p)
+        lo.need.data = lo.need.data.at[0].max(p)
+        return p
+
+
+def _bits(lo, t, v) -> list:
+    """The int64 slots a scalar of type ``t`` takes on the tape."""
+    jnp, lax = lo.jnp, lo.lax
+    v = jnp.asarray(v)
+    if t.is_complex:
+        return _bits(lo, t.real_type, jnp.real(v)) + _bits(lo, t.real_type, jnp.imag(v))
+    if t.is_float:
+        return [lax.bitcast_convert_type(v.astype(jnp.float64), jnp.int64)]
+    return [v.astype(jnp.int64)]
+
+
+def _unbits(lo, t, slots):
+    jnp, lax = lo.jnp, lo.lax
+    if t.is_complex:
+        re = _unbits(lo, t.real_type, slots[:1])
+        im = _unbits(lo, t.real_type, slots[1:])
+        return (re + 1j * im).astype(t.np_dtype)
+    if t.is_float:
+        return lax.bitcast_convert_type(slots[0], jnp.float64).astype(t.np_dtype)
+    if t.is_bool:
+        return slots[0] != 0
+    return slots[0].astype(t.np_dtype)
+
+
+def _width(t) -> int:
+    return 2 if t.is_complex else 1
+
+
+def _put(lo, tape, values):
+    """Push int64 ``values`` (a flat array) at the tape's position."""
+    jnp = lo.jnp
+    n = values.shape[0]
+    start = tape.at()
+    pos = start + jnp.arange(n, dtype=jnp.int64)
+    tape.slots.data = tape.slots.data.at[pos].set(values, mode="drop")
+    tape.move(lo, n)
+
+
+def _take(lo, tape, start, n):
+    jnp = lo.jnp
+    pos = jnp.clip(start + jnp.arange(n, dtype=jnp.int64), 0, lo.capacity - 1)
+    return tape.slots.data[pos]
+
+
+def _tape_new(lo, op, args, env):
+    return (Tape(lo),)
+
+
+def _tape_nothing(lo, op, args, env):
+    return ()
+
+
+_MIXED = object()
+
+
+def _tape_push(lo, op, args, env):
+    tape, v = args
+    _put(lo, tape, lo.jnp.stack(_bits(lo, op.operands[1].type, v)))
+    # a value known when tracing (a size, a bound) is known where it is popped too: every
+    # push of this pair pushed it (a push traced inside a loop is the same in every trip)
+    pair = op.attrs.get("pair")
+    if pair is not None:
+        known = v if lo.known(v) else _MIXED
+        seen = lo.pairs.get(pair, known)
+        lo.pairs[pair] = known if (seen is not _MIXED and known is not _MIXED and
+                                   seen == known) else _MIXED
+    return ()
+
+
+def _tape_pop(lo, op, args, env):
+    (tape,) = args
+    t = op.results[0].type
+    start = tape.move(lo, -_width(t))
+    known = lo.pairs.get(op.attrs.get("pair"), _MIXED)
+    if known is not _MIXED:
+        return (t.np_dtype.type(known),)
+    return (_unbits(lo, t, _take(lo, tape, start, _width(t))),)
+
+
+def _tape_mark(lo, op, args, env):
+    return (args[0].at(),)
+
+
+def _array_slots(lo, view, t):
+    vals = lo.read(view).reshape(-1)
+    dt = t.dtype
+    if dt.is_complex:
+        parts = [lo.jnp.real(vals), lo.jnp.imag(vals)]
+        vals = lo.jnp.stack(parts, axis=-1).reshape(-1)
+        return lo.lax.bitcast_convert_type(vals.astype(lo.jnp.float64), lo.jnp.int64)
+    if dt.is_float:
+        return lo.lax.bitcast_convert_type(vals.astype(lo.jnp.float64), lo.jnp.int64)
+    return vals.astype(lo.jnp.int64)
+
+
+def _slots_array(lo, slots, t: ArrayType, shape):
+    dt = t.dtype
+    if dt.is_complex:
+        f = lo.lax.bitcast_convert_type(slots, lo.jnp.float64).reshape(-1, 2)
+        vals = (f[:, 0] + 1j * f[:, 1]).astype(dt.np_dtype)
+    elif dt.is_float:
+        vals = lo.lax.bitcast_convert_type(slots, lo.jnp.float64).astype(dt.np_dtype)
+    elif dt.is_bool:
+        vals = slots != 0
+    else:
+        vals = slots.astype(dt.np_dtype)
+    return lo.fresh(t, shape, vals.reshape(shape) if shape else vals)
+
+
+def _tape_push_array(lo, op, args, env):
+    tape, view = args
+    if view.shape and int(np.prod(view.shape)):
+        _put(lo, tape, _array_slots(lo, view, op.operands[1].type))
+    return ()
+
+
+def _tape_read(lo, op, args, env):
+    tape, p = args
+    t = op.results[0].type
+    return (_unbits(lo, t, _take(lo, tape, lo.jnp.asarray(p, lo.jnp.int64), _width(t))),)
+
+
+def _tape_drop(lo, op, args, env):
+    tape, n = args
+    tape.move(lo, -lo.jnp.asarray(n, lo.jnp.int64))
+    return ()
+
+
+def _tape_push_ref(lo, op, args, env):
+    """An array kept by reference: nothing writes it before its pop (reverse mode's rule), so
+    its contents on the tape are the same thing."""
+    tape, view = args
+    t = op.operands[1].type
+    size = int(np.prod(view.shape, dtype=np.int64)) * _width(t.dtype)
+    if size:
+        _put(lo, tape, _array_slots(lo, view, t))
+    tape.refs.append(tuple(view.shape))
+    return ()
+
+
+def _tape_pop_ref(lo, op, args, env):
+    (tape,) = args
+    t = op.results[0].type
+    shape = tape.refs.pop()
+    size = int(np.prod(shape, dtype=np.int64)) * _width(t.dtype)
+    if not size:
+        return (lo.fresh(t, shape),)
+    start = tape.move(lo, -size)
+    return (_slots_array(lo, _take(lo, tape, start, size), t, shape),)
+
+
+def _tape_refused(lo, op, args, env):
+    raise UnsupportedError("the XLA backend cannot hand a tape from one entry to another "
+                           "(zymase.vjp's split form) or keep per-iteration tapes", op.loc)
+
+
+RULES.update({
+    ops.TapeNew: _tape_new, ops.TapeFree: _tape_nothing, ops.TapeReserve: _tape_nothing,
+    ops.TapePush: _tape_push, ops.TapePop: _tape_pop, ops.TapeMark: _tape_mark,
+    ops.TapePushArray: _tape_push_array, ops.TapeRead: _tape_read, ops.TapeDrop: _tape_drop,
+    ops.TapePushRef: _tape_push_ref, ops.TapePopRef: _tape_pop_ref,
+    ops.TapeExport: _tape_refused, ops.TapeAdopt: _tape_refused,
+    ops.TapeSetNew: _tape_refused, ops.TapeChunk: _tape_refused, ops.TapeClose: _tape_refused,
+    ops.TapeAt: _tape_refused, ops.TapeSetFree: _tape_refused,
+})  # fmt: skip
 
 
 # ---------------------------------------------------------------------- traced scalars
