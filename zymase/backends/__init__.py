@@ -2,7 +2,8 @@
 
 ``base.py`` is the interface (``Backend``, ``Artifact``, ``Executable``, ``Capabilities``);
 ``registry.py`` selects one by name.  Built in: ``cpu/`` (LLVM through llvmlite, machine code for
-this CPU; emission itself is in ``llvm/``) and ``interp/`` (the IR interpreter).
+this CPU; emission itself is in ``llvm/``), ``interp/`` (the IR interpreter) and ``xla/`` (JAX
+operations under ``jax.jit``; JAX is imported only when it is used).
 """
 
 from .base import Artifact, Backend, Capabilities, Executable, SimpleArtifact  # noqa: F401

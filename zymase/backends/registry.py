@@ -1,5 +1,6 @@
-"""Backends by name: ``backend="cpu"`` (the default) or ``backend="interp"`` on any transform,
-or a backend of your own registered with ``register_backend``.
+"""Backends by name: ``backend="cpu"`` (the default), ``backend="interp"`` or ``backend="xla"``
+(through JAX, when installed) on any transform, or a backend of your own registered with
+``register_backend``.
 
     >>> import zymase
     >>> from zymase.backends import InterpBackend, register_backend

@@ -7,7 +7,9 @@ aliases) hold as long as the buffer table is threaded through control flow:
 * numbers known when tracing (array sizes, loop bounds from shapes, integer arguments) stay
   Python/NumPy numbers and are folded with the IR interpreter's own rules (``ir/interp.py``);
   the rest are traced JAX scalars;
-* ``scf.for``/``scf.parallel`` become ``lax.fori_loop``, ``scf.while`` a rotated
+* a loop whose iterations are independent runs once on the vector of its indices (gathers,
+  scatters, elementwise arithmetic: ``raise_loops.py``);
+* other ``scf.for``/``scf.parallel`` become ``lax.fori_loop``, ``scf.while`` a rotated
   ``lax.while_loop``, ``scf.if`` on a traced condition ``lax.cond``; each carries the loop's
   values, every buffer that exists when it starts, and the error state;
 * an array a loop carries (or a branch returns) is passed by value (its contents); where the
@@ -33,6 +35,7 @@ from ...ir.core import Block, Func, Module
 from ...ir.interp import HANDLERS as EXACT
 from ...ir.roots import array_roots, written_buffers
 from ...ir.types import ArrayType
+from .raise_loops import distinct_elements, raisable, run_raised
 
 MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond it)
 
@@ -77,6 +80,8 @@ class Lowering:
         self.depth = 0
         self.capacity = 1024  # tape slots (the call runs again with more if they overflow)
         self.pairs: dict = {}  # push/pop pair id -> the value every push of it pushed
+        self.raised: dict = {}  # loop -> whether its iterations are independent
+        self.vector = False  # (running a raised loop's body on all its indices)
         self.need = None  # Buf: the most slots a tape needed
 
     # -- values
@@ -144,7 +149,12 @@ class Lowering:
         self.errors.append((kind, msg, loc))
         eid = len(self.errors)
         i, ea, eb = self.err
-        first = (i == 0) & jnp.logical_not(jnp.asarray(ok))
+        ok = jnp.asarray(ok)
+        if ok.ndim:  # a raised loop's iterations: the first that fails
+            k = jnp.argmax(jnp.logical_not(ok))
+            a, b = (jnp.asarray(x)[k] if jnp.ndim(x) else x for x in (a, b))
+            ok = jnp.all(ok)
+        first = (i == 0) & jnp.logical_not(ok)
         self.err = (jnp.where(first, eid, i), jnp.where(first, jnp.asarray(a, jnp.int64), ea),
                     jnp.where(first, jnp.asarray(b, jnp.int64), eb))
 
@@ -510,6 +520,11 @@ def _for(lo, op, args, env):
         lb_, ub_, st_ = (jnp.asarray(x, jnp.int64) for x in (lb, ub, step))
         n = jnp.maximum(0, jnp.where(st_ > 0, (ub_ - lb_ + st_ - 1) // st_,
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
+    if isinstance(n, int) and not types and raisable(op, lo.raised) and \
+            distinct_elements(op, env):
+        if n:
+            run_raised(lo, op, env, lb, step, n)
+        return []
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
     written = [False] * len(types)
