@@ -190,6 +190,12 @@ def _swap_argument(u0, steps):
     return u
 
 
+def _swap_in_helper(x, steps):
+    y = x.copy()
+    z = _swap_argument(y, steps)  # (writes into y's buffer on every other step)
+    return np.sum(z) + 2.0 * np.sum(y)
+
+
 def _sized_by_data(x):
     return np.zeros(int(x[0])) + 1.0
 
@@ -213,6 +219,14 @@ def test_what_xla_cannot_run_is_refused_at_the_line():
         zymase.jit(_sized_by_data, backend="xla")(np.array([3.0]))
     with pytest.raises(UnsupportedError, match="writes into one that may be an argument"):
         zymase.jit(_swap_argument, backend="xla")(np.ones(5), 3)
+    # the same loop in a helper: the helper's argument is the caller's buffer
+    x = np.linspace(0.0, 1.0, 8)
+    try:
+        got = zymase.jit(_swap_in_helper, backend="xla")(x, 3)
+    except UnsupportedError as e:
+        assert "test_xla.py" in str(e) and "by value" in str(e), str(e)
+    else:
+        _close(got, zymase.jit(_swap_in_helper)(x, 3))
     with pytest.raises(UnsupportedError, match="split form"):
         zymase.grad(_recursive_norm, backend="xla")(np.arange(1.0, 9.0))
 

@@ -77,6 +77,7 @@ class Lowering:
         self.err = None  # (id, a, b): int64 scalars
         self.bufs: list[Buf] = []  # every buffer alive (threaded through control flow)
         self.roots = {}
+        self._roots: dict = {}  # function -> array_roots(function)
         self.depth = 0
         self.capacity = 1024  # tape slots (the call runs again with more if they overflow)
         self.pairs: dict = {}  # push/pop pair id -> the value every push of it pushed
@@ -161,13 +162,21 @@ class Lowering:
     # -- functions
 
     def run(self, name: str, args: list) -> list:
-        func = self.module[name]
-        self.roots = array_roots(func)
-        return self.call(func, args)
+        return self.call(self.module[name], args)
 
     def call(self, func: Func, args: list) -> list:
-        env = dict(zip(func.args, args))
-        return self.block(func.body, env)
+        """Run ``func`` (inlined: an entry or a callee) on ``args``; while it runs, ``roots``
+        are its arrays' alias roots (a callee's arguments count as arguments: writes the
+        lowering cannot follow through them are refused)."""
+        outer = self.roots
+        roots = self._roots.get(func)
+        if roots is None:
+            roots = self._roots[func] = array_roots(func)
+        self.roots = roots
+        try:
+            return self.block(func.body, dict(zip(func.args, args)))
+        finally:
+            self.roots = outer
 
     def block(self, block: Block, env: dict) -> list:
         for op in block.ops:
