@@ -325,9 +325,11 @@ def _transpose(lo, op, args, env):
 def _reshape(lo, op, args, env):
     src, *dims = args
     shape = _concrete(lo, op, dims)
-    if src.strides != c_strides(src.shape):  # (a C-contiguous operand, by the IR's rule)
-        values = lo.read(src)
-        return (lo.fresh(op.results[0].type, shape, values),)
+    # (the IR's rule: a C-contiguous operand; a dim of size 1 may have any stride)
+    if any(n > 1 and st != cs for n, st, cs in zip(src.shape, src.strides,
+                                                   c_strides(src.shape))):
+        raise UnsupportedError("the XLA backend found a reshape of an array that is not "
+                               "contiguous (use the default backend)", op.loc)
     return (View(src.buf, src.offset, shape, c_strides(shape)),)
 
 
