@@ -198,7 +198,7 @@ def test_written_argument_is_an_output():
 def test_operands_without_tangents_are_held_constant():
     """jax.grad with respect to one operand runs zymase's reverse mode with only that operand
     active (the others get no shadow); jax.jvp with one tangent, forward mode likewise."""
-    op = zymase.to_jax(P.heat)
+    op = zymase.to_jax(P.heat, boundscheck=True)  # (an operation of its own: other settings)
     u, k = _rand(9), _rand(9, seed=1)
     g = jax.jit(jax.grad(lambda k: op(u, k, 0.1, 3)[1]))(k)
     t = jax.jvp(lambda k: op(u, k, 0.1, 3)[1], (k,), (jnp.ones(9),))[1]

@@ -212,3 +212,10 @@ def test_inputs_that_need_no_gradient_are_held_constant():
     kn = kappa.detach().numpy()
     want = zymase.grad(lambda k, u: np.sum(rod(k, u, 5)))(kn, u0.numpy())
     np.testing.assert_allclose(kappa.grad.numpy(), want, rtol=1e-13)
+
+
+def test_one_operation_per_function_and_settings():
+    """to_torch / to_jax of the same function and settings give the same operation (making
+    one registers operators: a call inside a loop must not make a new one each time)."""
+    assert zymase.to_torch(P.energy) is zymase.to_torch(P.energy)
+    assert zymase.to_torch(P.energy) is not zymase.to_torch(P.energy, fastmath=True)

@@ -43,6 +43,7 @@ from .kernel import ArgSpec, Kernel, unflatten, written_positions
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
 _PRIMITIVE = None
+_MADE: dict = {}  # (function, settings) -> its JaxOp
 
 
 def to_jax(fn, *, out_shapes=None, writes=(), **options):
@@ -65,7 +66,18 @@ def to_jax(fn, *, out_shapes=None, writes=(), **options):
         >>> jax.grad(lambda x: op(x, 0.5))(jnp.array([0.0, 1.0, 3.0]))
         Array([-1., -1.,  2.], dtype=float64)
     """
-    return JaxOp(fn, out_shapes, writes, options)
+    try:  # one operation per function and settings (its compiled kernels are kept)
+        key = (python_function(fn), out_shapes, writes, tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:
+        return JaxOp(fn, out_shapes, writes, options)
+    with _LOCK:
+        op = _MADE.get(key)
+    if op is None:
+        op = JaxOp(fn, out_shapes, writes, options)
+        with _LOCK:
+            op = _MADE.setdefault(key, op)
+    return op
 
 
 class JaxOp:

@@ -49,6 +49,7 @@ from .kernel import (
 _NAMES = itertools.count()
 _LOCK = threading.Lock()
 _forward_ad = None  # torch.autograd.forward_ad, once a TorchOp is made
+_MADE: dict = {}  # (function, settings) -> its TorchOp
 
 
 def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **options):
@@ -76,7 +77,20 @@ def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **optio
         >>> x.grad
         tensor([-1., -1.,  2.], dtype=torch.float64)
     """
-    return TorchOp(fn, out_shapes, writes, name, options)
+    # one operation per function and settings: making it registers operators, so a call of
+    # ``to_torch(f)`` inside a loop finds the one made before
+    try:
+        key = (python_function(fn), out_shapes, writes, name, tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:
+        return TorchOp(fn, out_shapes, writes, name, options)
+    with _LOCK:
+        op = _MADE.get(key)
+    if op is None:
+        op = TorchOp(fn, out_shapes, writes, name, options)
+        with _LOCK:
+            op = _MADE.setdefault(key, op)
+    return op
 
 
 class TorchOp:
