@@ -32,11 +32,26 @@ def _close(got, want, rtol=1e-12):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-300)
 
 
+HEAVY = {"gmm", "ba", "lstm", "nbody"}  # (their derivatives' traces take seconds: -m slow)
+
+
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_corpus_primal_and_forward_mode_match_the_cpu_backend(name):
     mod = corpus().load(name)
     args = mod.make_inputs("small")
     _close(zymase.jit(mod.primal, backend="xla")(*args), zymase.jit(mod.primal)(*args))
+    if name not in HEAVY:
+        _derivatives_match(mod, args)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(HEAVY))
+def test_heavy_corpus_derivatives_match_the_cpu_backend(name):
+    mod = corpus().load(name)
+    _derivatives_match(mod, mod.make_inputs("small"))
+
+
+def _derivatives_match(mod, args):
     k = getattr(mod, "ACTIVE", (0,))[0]
     tans = [None] * len(args)
     tans[k] = np.linspace(0.5, 1.5, np.size(args[k])).reshape(np.shape(args[k])) \
@@ -51,15 +66,34 @@ def test_corpus_primal_and_forward_mode_match_the_cpu_backend(name):
         _close(g, w, rtol=1e-11)
 
 
+SOLVERS = ("cg_poisson", "rk45_adaptive", "levenberg_marquardt", "fixed_point",
+           "upwind_advection", "scaled_or_copied")
+
+
 def test_iterative_solvers_gradients_match_or_are_refused():
-    """Reverse mode through while loops with tolerances, accepted and rejected steps, buffer
-    swaps and arrays chosen by branches (what jax.grad cannot differentiate): the XLA backend
-    gives the CPU backend's gradient, or refuses at the user's line; never another number."""
+    """Reverse mode through while loops with tolerances, accepted and rejected steps, and
+    arrays chosen by branches (what jax.grad cannot differentiate): the XLA backend gives the
+    CPU backend's gradient, or refuses at the user's line; never another number."""
+    matched = _solvers(SOLVERS)
+    assert {"cg_poisson", "rk45_adaptive", "levenberg_marquardt", "fixed_point",
+            "upwind_advection"} <= set(matched), matched
+
+
+@pytest.mark.slow
+def test_every_iterative_solver_gradient_matches_or_is_refused():
+    matched = _solvers(None)
+    assert {"cg_poisson", "rk45_adaptive", "levenberg_marquardt", "fixed_point",
+            "kalman_filter", "upwind_advection"} <= set(matched), matched
+
+
+def _solvers(names):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
     import solver_programs as S
 
     matched = []
     for name, (fn, args, nums) in S.PROGRAMS.items():
+        if names is not None and name not in names:
+            continue
         def copies():
             return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         try:
@@ -72,8 +106,7 @@ def test_iterative_solvers_gradients_match_or_are_refused():
                         want if isinstance(want, tuple) else (want,)):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=name)
         matched.append(name)
-    assert {"cg_poisson", "rk45_adaptive", "levenberg_marquardt", "fixed_point",
-            "kalman_filter", "upwind_advection"} <= set(matched), matched
+    return matched
 
 
 @pytest.mark.slow
