@@ -45,6 +45,7 @@ regression test in ``test_random_programs.py``); drop a name once its test passe
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -784,3 +785,24 @@ def program(choose: Callable[[int], int], nonfinite: bool = False,
 def random_program(seed: int, nonfinite: bool = False, numpy: bool = True) -> Program:
     """A program drawn by ``random.Random(seed)`` (for quick fuzzing outside hypothesis)."""
     return program(random.Random(seed).randrange, nonfinite, numpy)
+
+
+_LOADED = itertools.count()
+
+
+def load(prog: Program, directory: str, prefix: str):
+    """A module of ``prog``'s source (written to a file in ``directory``: zymase reads source
+    from files) plus ``F(x, y, a, b, n)``, a float-valued wrapper of ``f``."""
+    import importlib.util
+    import os
+
+    wrap = ("def F(x, y, a, b, n):\n    r0, r1 = f(x, y, a, b, n)\n    return r0 + 0.5 * r1\n"
+            if prog.returns == 2 else "def F(x, y, a, b, n):\n    return 1.0 * f(x, y, a, b, n)\n")
+    name = f"{prefix}_{os.getpid()}_{next(_LOADED)}"
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as fh:
+        fh.write(prog.source + "\n\n" + wrap)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

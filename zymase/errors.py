@@ -38,6 +38,15 @@ class ZymaseError(Exception):
         return text
 
 
+def at_caller(e: ZymaseError) -> ZymaseError:
+    """``e`` without zymase's frames; an error with no location of its own (about arguments,
+    an operation's settings) points at the user's call."""
+    if e.loc is None:
+        e.loc = caller_loc()
+        e.args = (e.render(),)
+    return e.with_traceback(None)
+
+
 def caller_loc() -> Loc | None:
     """The location of the innermost frame outside zymase (the user's call site)."""
     import os

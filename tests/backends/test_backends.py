@@ -5,9 +5,6 @@ without touching zymase's source."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import os
 import tempfile
 
 import numpy as np
@@ -23,7 +20,6 @@ from zymase.errors import ZymaseError
 PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4", "fft")
 SIZE = {"ba": "adbench_test"}
 _TMP = tempfile.TemporaryDirectory(prefix="zymase_backends_")
-_SERIAL = itertools.count()
 
 
 def _copies(args):
@@ -55,17 +51,7 @@ def test_interp_backend_matches_cpu_on_the_corpus(name):
 
 
 def _load(prog):
-    """The module of a random program plus ``F``, a float-valued wrapper of ``f``."""
-    wrap = ("def F(x, y, a, b, n):\n    r0, r1 = f(x, y, a, b, n)\n    return r0 + 0.5 * r1\n"
-            if prog.returns == 2 else "def F(x, y, a, b, n):\n    return 1.0 * f(x, y, a, b, n)\n")
-    name = f"zymase_backends_{os.getpid()}_{next(_SERIAL)}"
-    path = os.path.join(_TMP.name, name + ".py")
-    with open(path, "w") as fh:
-        fh.write(prog.source + "\n\n" + wrap)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return progen.load(prog, _TMP.name, "zymase_backends")
 
 
 def _same(got, want):

@@ -6,8 +6,6 @@ user's line, saying why: never a different answer."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import os
 import subprocess
 import sys
@@ -25,7 +23,6 @@ from zymase.errors import UnsupportedError, ZymaseError, ZymaseIndexError  # noq
 
 PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4")
 _TMP = tempfile.TemporaryDirectory(prefix="zymase_xla_")
-_SERIAL = itertools.count()
 
 
 def _close(got, want, rtol=1e-12):
@@ -118,16 +115,7 @@ def test_recursive_fft_matches_the_cpu_backend():
 
 
 def _load(prog):
-    wrap = ("def F(x, y, a, b, n):\n    r0, r1 = f(x, y, a, b, n)\n    return r0 + 0.5 * r1\n"
-            if prog.returns == 2 else "def F(x, y, a, b, n):\n    return 1.0 * f(x, y, a, b, n)\n")
-    name = f"zymase_xla_{os.getpid()}_{next(_SERIAL)}"
-    path = os.path.join(_TMP.name, name + ".py")
-    with open(path, "w") as fh:
-        fh.write(prog.source + "\n\n" + wrap)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return progen.load(prog, _TMP.name, "zymase_xla")
 
 
 def _run(fn, *args):

@@ -207,3 +207,14 @@ def test_operands_without_tangents_are_held_constant():
     want = jax.grad(lambda k: heat_jnp(u, k, 0.1, 3)[1])(k)
     np.testing.assert_allclose(g, want, rtol=1e-12)
     np.testing.assert_allclose(t, jnp.sum(want), rtol=1e-12)
+
+
+def test_errors_name_the_users_line_and_no_zymase_path():
+    with pytest.raises(ZymaseError) as info:
+        zymase.to_jax(P.positives)(_rand(5))  # the line named
+    text = str(info.value)
+    assert "test_jax.py:" in text and "out_shapes=" in text and "zymase/" not in text, text
+    with pytest.raises(ZymaseError) as info:
+        zymase.to_jax(P.outer_and_count, out_shapes=lambda a, b, n: [(4,), (3, 4), (2,)])(
+            _rand(4), _rand(6), 3)
+    assert "test_jax.py:" in str(info.value) and "dimensions" in str(info.value)

@@ -219,3 +219,13 @@ def test_one_operation_per_function_and_settings():
     one registers operators: a call inside a loop must not make a new one each time)."""
     assert zymase.to_torch(P.energy) is zymase.to_torch(P.energy)
     assert zymase.to_torch(P.energy) is not zymase.to_torch(P.energy, fastmath=True)
+
+
+def test_errors_name_the_users_line_and_no_zymase_path():
+    with pytest.raises(ZymaseError) as info:
+        zymase.to_torch(P.positives)(_rand(5))  # the line named
+    text = str(info.value)
+    assert "test_torch.py:" in text and "out_shapes=" in text and "zymase/" not in text, text
+    with pytest.raises(ZymaseError) as info:
+        zymase.to_torch(P.energy)(_rand(3), [1.0])
+    assert "test_torch.py:" in str(info.value) and "zymase/" not in str(info.value)

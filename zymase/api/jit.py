@@ -21,7 +21,7 @@ from ..driver.cache import shared
 from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars, rebuild_result
-from ..errors import ZymaseError, caller_loc
+from ..errors import ZymaseError, at_caller
 from ..frontend.args import call_arguments
 from ..frontend.source import python_function
 from ..ir.printer import print_module
@@ -71,7 +71,7 @@ class JitFunction(functools.partial):
             name = self.py_func.__name__
             key = tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
         except ZymaseError as e:
-            raise _at_caller(e) from None
+            raise at_caller(e) from None
         # arrays inside containers count too
         noalias = only_scalars(args) or arrays_disjoint(args)
 
@@ -90,7 +90,7 @@ class JitFunction(functools.partial):
         try:
             spec = self._cache.primal(args, (key, PRIMAL, noalias), noalias)
         except ZymaseError as e:
-            raise _at_caller(e) from None
+            raise at_caller(e) from None
         if spec.fast is not None:
             self._install(key, noalias, spec)
         return spec
@@ -105,14 +105,6 @@ class JitFunction(functools.partial):
         key = tuple(arg_key(a) for a in args)
         noalias = arrays_disjoint(args)
         return self._cache.find((key, PRIMAL, noalias)) or self._compile(args, key, noalias)
-
-
-def _at_caller(e: ZymaseError) -> ZymaseError:
-    """``e`` without zymase's frames; errors about arguments point at the user's call."""
-    if e.loc is None:
-        e.loc = caller_loc()
-        e.args = (e.render(),)
-    return e.with_traceback(None)
 
 
 def _raiser(spec):

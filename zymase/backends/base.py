@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..errors import UnsupportedError, ZymaseValueError, caller_loc
 from ..ir.core import Module
 from ..ir.types import ArrayType
@@ -68,6 +70,18 @@ class Capabilities:
     tape_counts: bool = False
     split_tapes: bool = True
     tape_sets: bool = True
+
+
+def convention_scalar(t, v):
+    """A scalar result as the calling convention gives it (``float``, ``np.float32``, ``int``,
+    ``bool``, ``complex``)."""
+    if t.is_complex:
+        return complex(v) if t.bits == 128 else np.complex64(v)
+    if t.is_float:
+        return float(v) if t.bits == 64 else np.float32(v)
+    if t.is_bool:
+        return bool(v)
+    return int(v)
 
 
 class Executable(ABC):

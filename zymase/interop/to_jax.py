@@ -33,7 +33,13 @@ import numpy as np
 from ..api.vmap import batched_function
 from ..driver.cache import shared
 from ..driver.request import Request
-from ..errors import DifferentiationError, ZymaseImportError, ZymaseTypeError
+from ..errors import (
+    DifferentiationError,
+    ZymaseError,
+    ZymaseImportError,
+    ZymaseTypeError,
+    at_caller,
+)
 from ..frontend.args import flatten_arg
 from ..frontend.source import python_function
 from ..options import transform_options
@@ -101,7 +107,10 @@ class JaxOp:
         return f"<zymase.to_jax {self.fn.__qualname__}>"
 
     def __call__(self, *args):
-        kern, outs = self._bind(args)
+        try:
+            kern, outs = self._bind(args)
+        except ZymaseError as e:  # (an error about this call names the user's line)
+            raise at_caller(e) from None
         return unflatten(list(outs), kern.kernel.structure)
 
     def flat(self, *args):

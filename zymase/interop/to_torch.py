@@ -34,7 +34,13 @@ import threading
 import numpy as np
 
 from ..api.vmap import batched_function
-from ..errors import ZymaseImportError, ZymaseTypeError, ZymaseValueError
+from ..errors import (
+    ZymaseError,
+    ZymaseImportError,
+    ZymaseTypeError,
+    ZymaseValueError,
+    at_caller,
+)
 from ..frontend.source import python_function
 from .kernel import (
     ArgSpec,
@@ -151,6 +157,12 @@ class TorchOp:
             return got
 
     def __call__(self, *args):
+        try:
+            return self._call(args)
+        except ZymaseError as e:  # (an error about this call names the user's line)
+            raise at_caller(e) from None
+
+    def _call(self, args):
         torch = self._torch
         positions = tuple(k for k, a in enumerate(args) if isinstance(a, torch.Tensor))
         if not positions:

@@ -24,7 +24,7 @@ from ...ir.interp import Interpreter, release_exported
 from ...ir.types import ArrayType
 from ...options import Options
 from ...passes.licm import written_arguments
-from ..base import Backend, Capabilities, Executable, SimpleArtifact
+from ..base import Backend, Capabilities, Executable, SimpleArtifact, convention_scalar
 
 
 class InterpExecutable(Executable):
@@ -63,13 +63,7 @@ def _result(t, v, arrays):
         if not v.flags.writeable and not any(np.may_share_memory(v, a) for a in arrays):
             return v.copy()  # a constant of the program: the caller gets its own
         return v
-    if t.is_complex:
-        return complex(v)
-    if t.is_float:
-        return float(v) if t.bits == 64 else np.float32(v)
-    if t.is_bool:
-        return bool(v)
-    return int(v)
+    return convention_scalar(t, v)
 
 
 class InterpBackend(Backend):

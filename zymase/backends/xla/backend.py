@@ -29,7 +29,7 @@ from ...ir.core import Module
 from ...ir.types import ArrayType
 from ...options import Options
 from ...passes.licm import written_arguments
-from ..base import Backend, Capabilities, Executable, SimpleArtifact
+from ..base import Backend, Capabilities, Executable, SimpleArtifact, convention_scalar
 
 
 def _jax():
@@ -134,15 +134,7 @@ class XlaExecutable(Executable):
 
 
 def _result(t, v):
-    if isinstance(t, ArrayType):
-        return np.asarray(v)
-    if t.is_complex:
-        return complex(v)
-    if t.is_float:
-        return float(v) if t.bits == 64 else np.float32(v)
-    if t.is_bool:
-        return bool(v)
-    return int(v)
+    return np.asarray(v) if isinstance(t, ArrayType) else convention_scalar(t, v)
 
 
 class XlaBackend(Backend):

@@ -267,20 +267,14 @@ def _load(lo, op, args, env):
 
 
 def _store(lo, op, args, env):
+    """``array.store`` (set) and ``array.atomic_add`` (add; duplicates of a raised loop's
+    indices add up)."""
     v, view, *idx = args
-    if view.buf.data.shape[0] == 0:
+    if view.buf.data.shape[0] == 0:  # (only reached where a failed check is reported)
         return ()
-    pos = lo.index_of(view, idx)
-    view.buf.data = view.buf.data.at[pos].set(lo.jnp.asarray(v, view.buf.data.dtype))
-    return ()
-
-
-def _atomic_add(lo, op, args, env):
-    v, view, *idx = args
-    if view.buf.data.shape[0] == 0:
-        return ()
-    pos = lo.index_of(view, idx)
-    view.buf.data = view.buf.data.at[pos].add(lo.jnp.asarray(v, view.buf.data.dtype))
+    at = view.buf.data.at[lo.index_of(view, idx)]
+    v = lo.jnp.asarray(v, view.buf.data.dtype)
+    view.buf.data = at.add(v) if isinstance(op, ops.AtomicAdd) else at.set(v)
     return ()
 
 
@@ -520,7 +514,7 @@ def _after(op, user) -> bool:
 
 
 def _for(lo, op, args, env):
-    jax, jnp, lax = lo.jax, lo.jnp, lo.lax
+    jnp, lax = lo.jnp, lo.lax
     lb, ub, step, *inits = args
     types = [r.type for r in op.results]
     if lo.known(step) and int(step) == 0:
@@ -571,7 +565,6 @@ def _for(lo, op, args, env):
         b.data = d
     lo.bufs = outer
     lo.err = err
-    del jax
     return [inits[j] if isinstance(inits[j], Tape) else _result_view(lo, t, v, s)
             for j, (t, v, s) in enumerate(zip(types, vals, shapes))]
 
@@ -792,7 +785,7 @@ def _check_by_value(lo, op, result):
 RULES = {
     ops.Constant: _constant, ops.Dim: _dim, ops.Stride: _stride, ops.Alloc: _alloc,
     ops.ArrayConst: _array_const, ops.ArrayGlobal: _array_global, ops.Load: _load,
-    ops.Store: _store, ops.AtomicAdd: _atomic_add, ops.Subview: _subview,
+    ops.Store: _store, ops.AtomicAdd: _store, ops.Subview: _subview,
     ops.Broadcast: _broadcast, ops.Transpose: _transpose, ops.Reshape: _reshape,
     ops.Relayout: _relayout, ops.ArrayFree: _free, ops.Index: _index, ops.Assert: _assert,
     ops.Matmul: _matmul, ops.Call: _call, ops.For: _for, ops.Parallel: _for,
