@@ -77,15 +77,14 @@ class XlaExecutable(Executable):
                         found = self._computations[(key, capacity)] = self._build(
                             jax, static, shapes, globals_, capacity)
                 fn, errors = found
-                outs, written, err, need = fn(*dynamic)
-                need = int(need)
+                outs, written, status = fn(*dynamic)
+                need, *err = np.asarray(status).tolist()
                 if need <= capacity:
                     break
                 # the tape needed more room: run again with room for all of it
                 with self._lock:
                     self._capacity[key] = max(self._capacity.get(key, 1024),
                                               1 << (need - 1).bit_length())
-            err = [int(e) for e in err]
         if err[0]:
             kind, msg, loc = errors[err[0] - 1]
             raise RUNTIME_ERRORS.get(kind, ZymaseError)(msg.format(a=err[1], b=err[2]), loc)
@@ -127,8 +126,9 @@ class XlaExecutable(Executable):
             out = lo.run(name, args)
             results = [lo.read(v) if isinstance(t, ArrayType) else jnp.asarray(v, t.np_dtype)
                        for t, v in zip(self.result_types, out)]
-            return (results, [bufs[k].data for k in written], list(lo.err),
-                    lo.need.data[0])
+            status = jnp.stack([jnp.asarray(x, jnp.int64) for x in
+                                (lo.need.data[0], *lo.err)])
+            return results, [bufs[k].data for k in written], status
 
         return jax.jit(computation), errors
 

@@ -35,36 +35,11 @@ from ...ir.core import Block, Func, Module
 from ...ir.interp import HANDLERS as EXACT
 from ...ir.roots import array_roots, written_buffers
 from ...ir.types import ArrayType
-from .raise_loops import distinct_elements, raisable, run_raised
+from .buffers import Buf, ChoiceBuf, View, c_strides
+from .raise_loops import check, raisable, run_raised
+from .tape import TAPE_RULES, Tape
 
 MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond it)
-
-
-class Buf:
-    """A buffer: its contents (a flat JAX array) and where it came from."""
-
-    __slots__ = ("data", "origin")
-
-    def __init__(self, data, origin):
-        self.data = data
-        self.origin = origin  # "arg", "global", "const", "alloc", "carry"
-
-
-class View:
-    """An array value: ``shape`` elements of ``buf`` at ``offset + sum(i_k * strides_k)``."""
-
-    __slots__ = ("buf", "offset", "shape", "strides")
-
-    def __init__(self, buf: Buf, offset, shape: tuple, strides: tuple):
-        self.buf, self.offset, self.shape, self.strides = buf, offset, shape, strides
-
-
-def c_strides(shape) -> tuple:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 class Lowering:
@@ -82,7 +57,7 @@ class Lowering:
         self.capacity = 1024  # tape slots (the call runs again with more if they overflow)
         self.pairs: dict = {}  # push/pop pair id -> the value every push of it pushed
         self.raised: dict = {}  # loop -> whether its iterations are independent
-        self.vector = False  # (running a raised loop's body on all its indices)
+        self.mask = None  # (a raised loop's branch: where its checks may fail)
         self.need = None  # Buf: the most slots a tape needed
 
     # -- values
@@ -151,6 +126,8 @@ class Lowering:
         eid = len(self.errors)
         i, ea, eb = self.err
         ok = jnp.asarray(ok)
+        if self.mask is not None:  # only the iterations that take the branch
+            ok = ok | jnp.logical_not(self.mask)
         if ok.ndim:  # a raised loop's iterations: the first that fails
             k = jnp.argmax(jnp.logical_not(ok))
             a, b = (jnp.asarray(x)[k] if jnp.ndim(x) else x for x in (a, b))
@@ -525,11 +502,9 @@ def _for(lo, op, args, env):
         lb_, ub_, st_ = (jnp.asarray(x, jnp.int64) for x in (lb, ub, step))
         n = jnp.maximum(0, jnp.where(st_ > 0, (ub_ - lb_ + st_ - 1) // st_,
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
-    if isinstance(n, int) and not types and raisable(op, lo.raised) and \
-            distinct_elements(op, env):
-        if n:
-            run_raised(lo, op, env, lb, step, n)
-        return []
+    plan = raisable(op, lo.raised) if isinstance(n, int) else None
+    if plan is not None and check(lo, op, plan, env, step, n):
+        return run_raised(lo, op, plan, env, lb, step, n) if n else list(inits)
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
     written = [False] * len(types)
@@ -735,27 +710,6 @@ def _if(lo, op, args, env):
     return out
 
 
-class ChoiceBuf:
-    """One of two buffers, chosen by a traced condition: reads see the chosen one's contents,
-    writes go to the chosen one only."""
-
-    __slots__ = ("cond", "a", "b", "origin")
-
-    def __init__(self, cond, a, b):
-        self.cond, self.a, self.b, self.origin = cond, a, b, "choice"
-
-    @property
-    def data(self):
-        import jax.numpy as jnp  # lazy: an optional dependency (loaded by now)
-        return jnp.where(self.cond, self.a.data, self.b.data)
-
-    @data.setter
-    def data(self, new):
-        import jax.numpy as jnp  # lazy: an optional dependency (loaded by now)
-        self.a.data = jnp.where(self.cond, new, self.a.data)
-        self.b.data = jnp.where(self.cond, self.b.data, new)
-
-
 def _choice(lo, op, c, a, b):
     if a.data.shape != b.data.shape or a.data.dtype != b.data.dtype:
         raise UnsupportedError("the XLA backend can choose between two arrays on a value known "
@@ -792,202 +746,7 @@ RULES = {
     ops.While: _while, ops.If: _if, ops.ThreadCount: _thread_count,
     ops.ThreadSlot: _thread_slot, ops.Select: _select,
 }  # fmt: skip
-
-
-
-# ---------------------------------------------------------------------- reverse mode's tape
-
-
-class Tape:
-    """Reverse mode's stack: ``slots`` (int64 bit patterns of the values pushed, a buffer of
-    ``Lowering.capacity`` slots) and ``pos`` (a one-slot buffer), both threaded through
-    control flow like every buffer; pushed arrays' shapes are known when tracing and kept in
-    ``refs`` (pops meet pushes in reverse order).  A push past the capacity is dropped and
-    raises ``Lowering.need``: the call then runs again with room for everything."""
-
-    __slots__ = ("slots", "pos", "refs")
-
-    def __init__(self, lo):
-        jnp = lo.jnp
-        self.slots = lo.new_buf(jnp.zeros(lo.capacity, jnp.int64), "tape")
-        self.pos = lo.new_buf(jnp.zeros(1, jnp.int64), "tape")
-        self.refs: list = []
-
-    def at(self):
-        return self.pos.data[0]
-
-    def move(self, lo, by):
-        p = self.pos.data[0] + by
-        self.pos.data = self.pos.data.at[0].set(p)
-        lo.need.data = lo.need.data.at[0].max(p)
-        return p
-
-
-def _bits(lo, t, v) -> list:
-    """The int64 slots a scalar of type ``t`` takes on the tape."""
-    jnp, lax = lo.jnp, lo.lax
-    v = jnp.asarray(v)
-    if t.is_complex:
-        return _bits(lo, t.real_type, jnp.real(v)) + _bits(lo, t.real_type, jnp.imag(v))
-    if t.is_float:
-        return [lax.bitcast_convert_type(v.astype(jnp.float64), jnp.int64)]
-    return [v.astype(jnp.int64)]
-
-
-def _unbits(lo, t, slots):
-    jnp, lax = lo.jnp, lo.lax
-    if t.is_complex:
-        re = _unbits(lo, t.real_type, slots[:1])
-        im = _unbits(lo, t.real_type, slots[1:])
-        return (re + 1j * im).astype(t.np_dtype)
-    if t.is_float:
-        return lax.bitcast_convert_type(slots[0], jnp.float64).astype(t.np_dtype)
-    if t.is_bool:
-        return slots[0] != 0
-    return slots[0].astype(t.np_dtype)
-
-
-def _width(t) -> int:
-    return 2 if t.is_complex else 1
-
-
-def _put(lo, tape, values):
-    """Push int64 ``values`` (a flat array) at the tape's position."""
-    jnp = lo.jnp
-    n = values.shape[0]
-    start = tape.at()
-    pos = start + jnp.arange(n, dtype=jnp.int64)
-    tape.slots.data = tape.slots.data.at[pos].set(values, mode="drop")
-    tape.move(lo, n)
-
-
-def _take(lo, tape, start, n):
-    jnp = lo.jnp
-    pos = jnp.clip(start + jnp.arange(n, dtype=jnp.int64), 0, lo.capacity - 1)
-    return tape.slots.data[pos]
-
-
-def _tape_new(lo, op, args, env):
-    return (Tape(lo),)
-
-
-def _tape_nothing(lo, op, args, env):
-    return ()
-
-
-_MIXED = object()
-
-
-def _tape_push(lo, op, args, env):
-    tape, v = args
-    _put(lo, tape, lo.jnp.stack(_bits(lo, op.operands[1].type, v)))
-    # a value known when tracing (a size, a bound) is known where it is popped too: every
-    # push of this pair pushed it (a push traced inside a loop is the same in every trip)
-    pair = op.attrs.get("pair")
-    if pair is not None:
-        known = v if lo.known(v) else _MIXED
-        seen = lo.pairs.get(pair, known)
-        lo.pairs[pair] = known if (seen is not _MIXED and known is not _MIXED and
-                                   seen == known) else _MIXED
-    return ()
-
-
-def _tape_pop(lo, op, args, env):
-    (tape,) = args
-    t = op.results[0].type
-    start = tape.move(lo, -_width(t))
-    known = lo.pairs.get(op.attrs.get("pair"), _MIXED)
-    if known is not _MIXED:
-        return (t.np_dtype.type(known),)
-    return (_unbits(lo, t, _take(lo, tape, start, _width(t))),)
-
-
-def _tape_mark(lo, op, args, env):
-    return (args[0].at(),)
-
-
-def _array_slots(lo, view, t):
-    vals = lo.read(view).reshape(-1)
-    dt = t.dtype
-    if dt.is_complex:
-        parts = [lo.jnp.real(vals), lo.jnp.imag(vals)]
-        vals = lo.jnp.stack(parts, axis=-1).reshape(-1)
-        return lo.lax.bitcast_convert_type(vals.astype(lo.jnp.float64), lo.jnp.int64)
-    if dt.is_float:
-        return lo.lax.bitcast_convert_type(vals.astype(lo.jnp.float64), lo.jnp.int64)
-    return vals.astype(lo.jnp.int64)
-
-
-def _slots_array(lo, slots, t: ArrayType, shape):
-    dt = t.dtype
-    if dt.is_complex:
-        f = lo.lax.bitcast_convert_type(slots, lo.jnp.float64).reshape(-1, 2)
-        vals = (f[:, 0] + 1j * f[:, 1]).astype(dt.np_dtype)
-    elif dt.is_float:
-        vals = lo.lax.bitcast_convert_type(slots, lo.jnp.float64).astype(dt.np_dtype)
-    elif dt.is_bool:
-        vals = slots != 0
-    else:
-        vals = slots.astype(dt.np_dtype)
-    return lo.fresh(t, shape, vals.reshape(shape) if shape else vals)
-
-
-def _tape_push_array(lo, op, args, env):
-    tape, view = args
-    if view.shape and int(np.prod(view.shape)):
-        _put(lo, tape, _array_slots(lo, view, op.operands[1].type))
-    return ()
-
-
-def _tape_read(lo, op, args, env):
-    tape, p = args
-    t = op.results[0].type
-    return (_unbits(lo, t, _take(lo, tape, lo.jnp.asarray(p, lo.jnp.int64), _width(t))),)
-
-
-def _tape_drop(lo, op, args, env):
-    tape, n = args
-    tape.move(lo, -lo.jnp.asarray(n, lo.jnp.int64))
-    return ()
-
-
-def _tape_push_ref(lo, op, args, env):
-    """An array kept by reference: nothing writes it before its pop (reverse mode's rule), so
-    its contents on the tape are the same thing."""
-    tape, view = args
-    t = op.operands[1].type
-    size = int(np.prod(view.shape, dtype=np.int64)) * _width(t.dtype)
-    if size:
-        _put(lo, tape, _array_slots(lo, view, t))
-    tape.refs.append(tuple(view.shape))
-    return ()
-
-
-def _tape_pop_ref(lo, op, args, env):
-    (tape,) = args
-    t = op.results[0].type
-    shape = tape.refs.pop()
-    size = int(np.prod(shape, dtype=np.int64)) * _width(t.dtype)
-    if not size:
-        return (lo.fresh(t, shape),)
-    start = tape.move(lo, -size)
-    return (_slots_array(lo, _take(lo, tape, start, size), t, shape),)
-
-
-def _tape_refused(lo, op, args, env):
-    raise UnsupportedError("the XLA backend cannot hand a tape from one entry to another "
-                           "(zymase.vjp's split form) or keep per-iteration tapes", op.loc)
-
-
-RULES.update({
-    ops.TapeNew: _tape_new, ops.TapeFree: _tape_nothing, ops.TapeReserve: _tape_nothing,
-    ops.TapePush: _tape_push, ops.TapePop: _tape_pop, ops.TapeMark: _tape_mark,
-    ops.TapePushArray: _tape_push_array, ops.TapeRead: _tape_read, ops.TapeDrop: _tape_drop,
-    ops.TapePushRef: _tape_push_ref, ops.TapePopRef: _tape_pop_ref,
-    ops.TapeExport: _tape_refused, ops.TapeAdopt: _tape_refused,
-    ops.TapeSetNew: _tape_refused, ops.TapeChunk: _tape_refused, ops.TapeClose: _tape_refused,
-    ops.TapeAt: _tape_refused, ops.TapeSetFree: _tape_refused,
-})  # fmt: skip
+RULES.update(TAPE_RULES)
 
 
 # ---------------------------------------------------------------------- traced scalars
