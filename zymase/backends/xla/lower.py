@@ -129,8 +129,9 @@ class Lowering:
         if self.mask is not None:  # only the iterations that take the branch
             ok = ok | jnp.logical_not(self.mask)
         if ok.ndim:  # a raised loop's iterations: the first that fails
-            k = jnp.argmax(jnp.logical_not(ok))
-            a, b = (jnp.asarray(x)[k] if jnp.ndim(x) else x for x in (a, b))
+            shape = np.broadcast_shapes(ok.shape, np.shape(a), np.shape(b))
+            k = jnp.argmax(jnp.logical_not(jnp.broadcast_to(ok, shape)).ravel())
+            a, b = (jnp.broadcast_to(x, shape).ravel()[k] for x in (a, b))
             ok = jnp.all(ok)
         first = (i == 0) & jnp.logical_not(ok)
         self.err = (jnp.where(first, eid, i), jnp.where(first, jnp.asarray(a, jnp.int64), ea),
@@ -503,8 +504,9 @@ def _for(lo, op, args, env):
         n = jnp.maximum(0, jnp.where(st_ > 0, (ub_ - lb_ + st_ - 1) // st_,
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
     plan = raisable(op, lo.raised) if isinstance(n, int) else None
-    if plan is not None and check(lo, op, plan, env, step, n):
-        return run_raised(lo, op, plan, env, lb, step, n) if n else list(inits)
+    trips = check(lo, op, plan, env, step, n) if plan is not None else None
+    if trips is not None:
+        return run_raised(lo, op, plan, trips, env, lb, step, n) if n else list(inits)
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
     written = [False] * len(types)

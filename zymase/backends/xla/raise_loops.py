@@ -1,42 +1,46 @@
-"""Raising loops to array operations: an ``scf.for``/``scf.parallel`` whose iterations can run
-together runs once, on the vector of all its indices, instead of as a ``fori_loop``.
+"""Raising loops to array operations: a nest of ``scf.for``/``scf.parallel`` loops whose
+iterations can run together runs once, on the grid of all its indices (one array axis per
+loop), instead of as nested ``fori_loop``\\ s.
 
-The IR part (``raisable``, kept per loop) takes a loop whose body holds only scalar
+The IR part (``why_not``/``raisable``, kept per loop) takes a loop whose body holds only scalar
 arithmetic and math, constants, ``array.dim``/``array.index``, loads, stores,
-``array.atomic_add``, run-time checks, ``scf.if`` with pure branches (run both, select), and
-tape pushes or pops (not both), and where:
+``array.atomic_add``, run-time checks, ``scf.if`` with pure branches (both run, the result is
+selected, checks count only where the branch is taken), tape pushes or pops (not both), and
+inner loops of the same kind whose bounds do not change with the outer ones; and where:
 
-* every array it stores into is defined outside it and stored by one store, at ``i + a`` in one
-  dimension (``i`` the loop's index, ``a`` loop-invariant) and loop-invariant indices in the
-  others: each iteration writes its own element;
-* every value it carries is either a *shift* (its next value does not depend on itself through
-  the other carried values: the vector of its values is the vector of what the body yields,
-  shifted by one iteration, like ``prev = cur`` in a stencil sweep) or a *reduction*
-  (``s = s + e``, ``*``, ``max``, ``min``, with ``e`` not depending on ``s``: a sum, or a
-  prefix scan where ``s`` is also read in the body);
+* every array the nest stores into is defined outside it and stored by one store, at
+  ``i + a`` in one dimension per loop around the store (``i`` that loop's index, ``a``
+  invariant) and invariant indices in the others: each iteration writes its own element;
+* every value a loop carries is a *shift* (its next value does not depend on itself through
+  the loop's other carried values: the vector of its values is the vector of what the body
+  yields, one trip late, like ``prev = cur`` in a stencil sweep) or a *reduction*
+  (``s = s + e``, ``*``, ``np.maximum``, ``np.minimum``, ``e`` not depending on ``s``: a sum,
+  or a prefix scan where ``s`` is also read in the body).
 
-Then every load reads the value the array had before the loop, provided (checked when the
-function is traced, ``Raise.check``, on the actual buffers): a load from an array the loop
-stores into reads it at ``i + b`` in the same dimension with the same other indices (or a
-different known row), where the element is written by a *later* iteration
-(``(b - a) * step > 0``) or by the same one after the load; arrays added into are not read or
-stored; no two stored views share a buffer; the stored dimension's stride is not zero.  Loads
-are gathers from the buffers as they were, stores and adds scatters applied after the body
-(duplicate adds add up), checks report the first failing iteration, pushes write one slab of
-the tape (iteration-major), pops read one.  Anything else runs as a ``fori_loop``.
+When the function is traced, ``check`` looks at the actual buffers: every load must read the
+value its element had before the loop.  A load from a buffer the nest stores into is compared
+with the store: through the same view (or one differing by a known offset, in a single loop),
+the element it reads is written by a *later* iteration, by the same one after the load, or by
+none; arrays added into are neither read nor stored; no two stored views share a buffer; the
+stored dimensions' strides are not zero; inner loops' bounds are known.  Then loads gather
+from the buffers as they were, stores and adds scatter after the whole nest (duplicate adds
+add up), checks report the first failing iteration, pushes write one slab of the tape
+(iteration-major, as the loops would have), pops read one.  Anything else runs as a
+``fori_loop``.  Reductions may sum in another order than the loop (float rounding).
 """
 
 from __future__ import annotations
 
 from ...ir import ops
 from ...ir.types import ArrayType
-from .buffers import Buf
-from .tape import MIXED, Tape, bits, put, take, unbits, width
+from .buffers import Buf, View
+from .tape import MIXED, Tape, bits, put, record_pair, take, unbits, width
 
 SCALAR = (ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Store, ops.AtomicAdd, ops.Assert,
           ops.Relayout, ops.Select, ops.Cast, ops.CmpF, ops.CmpI, ops.TapePush, ops.TapePop,
           ops.TapeReserve)
 EFFECTS = (ops.Store, ops.AtomicAdd, ops.Assert, ops.TapePush)
+LOOPS = (ops.For, ops.Parallel)
 
 # reduction op -> (jnp reduce name, lax cumulative name)
 REDUCTIONS = {ops.AddF: ("sum", "cumsum"), ops.AddI: ("sum", "cumsum"),
@@ -46,27 +50,31 @@ REDUCTIONS = {ops.AddF: ("sum", "cumsum"), ops.AddI: ("sum", "cumsum"),
 
 
 class Access:
-    """A load or store of ``array`` whose index in dimension ``dim`` is the loop's index plus
-    the sum of ``offset`` (signed loop-invariant values); ``dim`` is None where no index is
-    of that form."""
+    """A load or store of ``array`` at ``index`` inside the loops ``path`` (outermost first);
+    ``levels``: per loop, the dimension whose index is that loop's index plus the sum of
+    signed invariant values, and those values (``(None, None)`` where no index is of that
+    form); ``order``: its position in the innermost body."""
 
-    __slots__ = ("op", "array", "index", "dim", "offset", "order")
+    __slots__ = ("op", "array", "index", "path", "levels", "order")
 
-    def __init__(self, op, array, index, dim, offset, order):
+    def __init__(self, op, array, index, path, levels, order):
         self.op, self.array, self.index = op, array, index
-        self.dim, self.offset, self.order = dim, offset, order
+        self.path, self.levels, self.order = path, levels, order
 
 
 class Plan:
-    """What ``raisable`` found: the body's accesses and how each carried value is computed."""
+    """What ``why_not`` found for one loop of a nest: how each carried value is computed, its
+    inner loops' plans; for the nest (on the outermost loop's plan) every access."""
 
-    def __init__(self):
+    def __init__(self, loop):
+        self.loop = loop
+        self.carries: list = []  # per carried value: ("shift",) or ("reduce", op, e)
+        self.inner: dict = {}  # inner loop -> its Plan
+        self.pops: list = []  # this loop's own tape pops, in body order
         self.stores: list[Access] = []
         self.loads: list[Access] = []
         self.adds: list = []  # arrays added into
-        self.carries: list = []  # per carried value: ("shift",) or ("reduce", op, e)
         self.pushes = 0
-        self.pops = 0
 
 
 def raisable(op, cache: dict):
@@ -78,50 +86,71 @@ def raisable(op, cache: dict):
 def why_not(op, cache: dict):
     """The loop's ``Plan``, or why its iterations cannot run together (a sentence)."""
     if op not in cache:
-        cache[op] = _plan(op)
+        root = Plan(op)
+        got = _level(op, (op,), root)
+        if isinstance(got, Plan) and root.pushes and _any_pops(got):
+            got = "it both pushes to and pops from the tape"
+        if isinstance(got, Plan):
+            got.stores, got.loads, got.adds, got.pushes = \
+                root.stores, root.loads, root.adds, root.pushes
+        cache[op] = got
     return cache[op]
 
 
-def _plan(op):
-    body, iv = op.body, op.iv
-    plan = Plan()
-    stored = set()
-    for order, inner in enumerate(body.ops):
+def _any_pops(plan) -> bool:
+    return bool(plan.pops) or any(_any_pops(p) for p in plan.inner.values())
+
+
+def _level(op, path, nest: Plan):
+    """The plan of ``op``, a loop of the nest whose outermost loop is ``path[0]``; accesses
+    are recorded on ``nest``."""
+    root = path[0]
+    plan = Plan(op)
+    stored = {a.array for a in nest.stores}
+    for order, inner in enumerate(op.body.ops):
         if isinstance(inner, ops.Yield):
             continue
-        if not _allowed(op, inner):
-            return f"its body has {inner.name}" if not isinstance(inner, ops.If) else \
-                "a branch in it has effects"
-
+        if isinstance(inner, LOOPS):
+            if any(_inside(root, v) and not isinstance(v.owner, ops.Constant)
+                   for v in inner.operands[:3]):
+                return "an inner loop's bounds change with the outer loops"
+            sub = _level(inner, path + (inner,), nest)
+            if not isinstance(sub, Plan):
+                return sub
+            plan.inner[inner] = sub
+            continue
+        if not _allowed(inner):
+            return "a branch in it has effects" if isinstance(inner, ops.If) else \
+                f"its body has {inner.name}"
         for sub in _flat(inner):
             if isinstance(sub, ops.Store):
                 array, idx = sub.operands[1], list(sub.operands[2:])
-                acc = _access(op, sub, array, idx, iv, order)
-                if _inside(op, array) or array in stored or acc.dim is None or \
-                        any(_inside(op, v) for k, v in enumerate(idx) if k != acc.dim):
-                    return "a store is not at the loop's index in one dimension"
-
+                acc = _access(path, sub, array, idx, order)
+                dims = [d for d, _ in acc.levels]
+                if _inside(root, array) or array in stored or None in dims or \
+                        len(set(dims)) != len(dims) or \
+                        any(_inside(root, v) for k, v in enumerate(idx) if k not in dims):
+                    return "a store is not at the loops' indices, one dimension each"
                 stored.add(array)
-                plan.stores.append(acc)
+                nest.stores.append(acc)
             elif isinstance(sub, ops.AtomicAdd):
-                if _inside(op, sub.operands[1]):
+                if _inside(root, sub.operands[1]):
                     return "it adds into an array made inside it"
-                plan.adds.append(sub.operands[1])
+                nest.adds.append(sub.operands[1])
             elif isinstance(sub, ops.Load):
                 array = sub.operands[0]
-                if _inside(op, array):
+                if _inside(root, array):
                     return "it loads from an array made inside it"
-                plan.loads.append(_access(op, sub, array, list(sub.operands[1:]), iv, order))
+                nest.loads.append(_access(path, sub, array, list(sub.operands[1:]), order))
             elif isinstance(sub, ops.TapePush):
-                plan.pushes += 1
+                nest.pushes += 1
             elif isinstance(sub, ops.TapePop):
-                plan.pops += 1
-    if plan.pushes and plan.pops:
-        return "it both pushes to and pops from the tape"
-    yields = body.terminator.operands
+                if sub is not inner:
+                    return "it pops from the tape in a branch"
+                plan.pops.append(sub)
     carried = list(op.carried)
     deps = {}
-    for c, y in zip(carried, yields):
+    for c, y in zip(carried, op.body.terminator.operands):
         kind = ("shift",)
         d = _carry_deps(y, carried, op)
         if c in d:
@@ -141,14 +170,16 @@ def _plan(op):
     return plan
 
 
-def _allowed(op, inner) -> bool:
-    if isinstance(inner, ops.If):
-        # both branches run: pure scalar code only
+BRANCH_OPS = (ops.Yield, ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Select, ops.Cast,
+              ops.CmpF, ops.CmpI)
+
+
+def _allowed(inner) -> bool:
+    if isinstance(inner, ops.If):  # both branches run: pure scalar code only
         return all(not isinstance(r.type, ArrayType) for r in inner.results) and all(
-            isinstance(s, (ops.Yield, ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Select,
-                           ops.Cast, ops.CmpF, ops.CmpI)) or
-            _pure_scalar(s) or (isinstance(s, ops.If) and _allowed(op, s))
-            for blk in (inner.regions[0].block, inner.regions[1].block) for s in blk.ops)
+            isinstance(s, BRANCH_OPS) or _pure_scalar(s) or
+            (isinstance(s, ops.If) and _allowed(s))
+            for r in inner.regions for s in r.block.ops)
     if inner.regions or isinstance(inner, ops.Call):
         return False
     return isinstance(inner, SCALAR) or _pure_scalar(inner)
@@ -200,11 +231,13 @@ def _affine(op, v, iv):
     return None
 
 
-def _access(op, sub, array, idx, iv, order) -> Access:
-    found = [(k, off) for k, v in enumerate(idx) for off in [_affine(op, v, iv)]
-             if off is not None]
-    dim, offset = found[0] if len(found) == 1 else (None, None)
-    return Access(sub, array, idx, dim, offset, order)
+def _access(path, sub, array, idx, order) -> Access:
+    levels = []
+    for loop in path:
+        found = [(k, off) for k, v in enumerate(idx) for off in [_affine(loop, v, loop.iv)]
+                 if off is not None]
+        levels.append(found[0] if len(found) == 1 else (None, None))
+    return Access(sub, array, idx, path, levels, order)
 
 
 def _carry_deps(value, carried, op) -> set:
@@ -222,15 +255,11 @@ def _carry_deps(value, carried, op) -> set:
         owner = v.owner
         if isinstance(owner, ops.Op) and _inside(op, v):
             todo.extend(owner.operands)
-            for r in owner.regions:  # an scf.if's branches read values from the body
-                for s in _flat_region(r):
-                    todo.extend(s.operands)
+            for r in owner.regions:  # branches and inner loops read values of the body
+                for blk_op in r.block.ops:
+                    for s in _flat(blk_op):
+                        todo.extend(s.operands)
     return out
-
-
-def _flat_region(region):
-    for s in region.block.ops:
-        yield from _flat(s)
 
 
 def _cyclic(deps: dict) -> bool:
@@ -280,37 +309,56 @@ def _linear(lo, env, v):
     return v, 0
 
 
-def _same_index(lo, env, a, b) -> bool | None:
-    """Whether invariant indices ``a`` and ``b`` are equal (None: cannot tell)."""
-    if a is b:
-        return True
-    (x, i), (y, j) = _linear(lo, env, a), _linear(lo, env, b)
-    return i == j if x is y else None
+def _bound(lo, env, v):
+    if isinstance(v.owner, ops.Constant):
+        return int(v.owner.attrs["value"])
+    x = env.get(v)
+    return int(x) if x is not None and lo.known(x) else None
 
 
-def check(lo, op, plan: Plan, env, step, n) -> bool:
-    """The traced part of the conditions above, on the buffers the loop's arrays are in."""
+def check(lo, op, plan: Plan, env, step, n):
+    """The traced part of the conditions above, on the buffers the loop's arrays are in: the
+    nest's trip counts (loop -> (lb, step, n)), or None."""
+    trips = {op: (None, step, n)}
+    if not _inner_trips(lo, plan, env, trips):
+        return None
     views = {}
     for acc in plan.stores:
         v = env[acc.array]
-        if v.strides[acc.dim] == 0 or _offset(env, lo, acc.offset) is None:
-            return False
+        if any(v.strides[d] == 0 or _offset(env, lo, off) is None for d, off in acc.levels):
+            return None
         if not isinstance(v.buf, Buf) or v.buf in views:  # two stored views of one buffer
-            return False
+            return None
         views[v.buf] = acc
     added = set()
     for a in plan.adds:
         added |= _parts(env[a].buf)
     if added & set(views):
-        return False
+        return None
     for ld in plan.loads:
         parts = _parts(env[ld.array].buf)
         if parts & added:
-            return False
+            return None
         if not isinstance(env[ld.array].buf, Buf) and parts & set(views):
-            return False  # a buffer chosen when the function runs, one the loop writes
+            return None  # a buffer chosen when the function runs, one the loop writes
         st = views.get(env[ld.array].buf)
-        if st is not None and not _reads_old(lo, env, ld, st, step, n):
+        if st is None:
+            continue
+        if len(st.path) == 1 and ld.path == st.path:
+            if not _reads_old(lo, env, ld, st, step, n):
+                return None
+        elif not _reads_old_nested(lo, env, ld, st, trips):
+            return None
+    return trips
+
+
+def _inner_trips(lo, plan, env, trips) -> bool:
+    for loop, sub in plan.inner.items():
+        lb, ub, st = (_bound(lo, env, v) for v in loop.operands[:3])
+        if lb is None or ub is None or not st:
+            return False
+        trips[loop] = (lb, st, len(range(lb, ub, st)))
+        if not _inner_trips(lo, sub, env, trips):
             return False
     return True
 
@@ -323,30 +371,30 @@ def _parts(buf) -> set:
 
 
 def _reads_old(lo, env, ld: Access, st: Access, step, n) -> bool:
-    """A load from the buffer ``st`` stores into reads an element no earlier iteration (nor
-    the same one, before it) writes: from the distance between the element it reads and the
-    one the store writes in the same iteration (a multiple of the stored dimension's stride
-    ``k`` iterations later, or never written)."""
+    """(One loop.)  A load from the buffer ``st`` stores into reads an element no earlier
+    iteration (nor the same one, before it) writes: from the distance between the element it
+    reads and the one the store writes in the same iteration (a multiple of the stored
+    dimension's stride, ``k`` iterations later, or never written)."""
     vl, vs = env[ld.array], env[st.array]
+    (dl, bo), (ds, ao) = ld.levels[0], st.levels[0]
     if not lo.known(step) or (vl is not vs and not (lo.known(vl.offset) and
                                                     lo.known(vs.offset))):
         return False
-    if ld.dim != st.dim or len(ld.index) != len(st.index) or \
-            vl.strides[ld.dim] != vs.strides[st.dim]:
+    if dl != ds or len(ld.index) != len(st.index) or vl.strides[dl] != vs.strides[ds]:
         return False  # the element it reads does not move with the one written
     dist = 0 if vl is vs else int(vl.offset) - int(vs.offset)
     for k, (il, is_) in enumerate(zip(ld.index, st.index)):
-        if k == st.dim:
+        if k == ds:
             continue
         (x, i), (y, j) = _linear(lo, env, il), _linear(lo, env, is_)
         if x is not y or (x is not None and vl.strides[k] != vs.strides[k]):
             return False
         dist += i * vl.strides[k] - j * vs.strides[k]
-    b, a = _offset(env, lo, ld.offset), _offset(env, lo, st.offset)
+    b, a = _offset(env, lo, bo), _offset(env, lo, ao)
     if b is None:
         return False
-    dist += (b - a) * vs.strides[st.dim]
-    stride = vs.strides[st.dim]
+    stride = vs.strides[ds]
+    dist += (b - a) * stride
     if dist % stride:
         return True  # never an element the store writes
     trips, rem = divmod(dist // stride, int(step))
@@ -355,26 +403,82 @@ def _reads_old(lo, env, ld: Access, st: Access, step, n) -> bool:
     return trips > 0 or (trips == 0 and ld.order < st.order)
 
 
-def run_raised(lo, op, plan: Plan, env, lb, step, n) -> list:
-    """Run the loop's body once on the vector of its ``n`` indices; its results."""
-    return _Vector(lo, op, plan, env, lb, step, n).run()
+def _reads_old_nested(lo, env, ld: Access, st: Access, trips) -> bool:
+    """(A nest.)  The same, by coordinates: a load in the store's loop, through its view, at
+    the same dimensions: another known row, or per loop ``q`` trips away, the first nonzero
+    ``q`` (outermost first) later, or all zero and the load first."""
+    vl, vs = env[ld.array], env[st.array]
+    if ld.path != st.path or not (vl is vs or (
+            lo.known(vl.offset) and lo.known(vs.offset) and
+            (vl.offset, vl.shape, vl.strides) == (vs.offset, vs.shape, vs.strides))):
+        return False
+    dims = [d for d, _ in st.levels]
+    if [d for d, _ in ld.levels] != dims:
+        return False
+    for k, (il, is_) in enumerate(zip(ld.index, st.index)):
+        if k in dims:
+            continue
+        (x, i), (y, j) = _linear(lo, env, il), _linear(lo, env, is_)
+        if x is not y:
+            return False
+        if i != j:
+            return True  # another row than the one written
+    qs = []
+    for loop, (_, bo), (_, ao) in zip(st.path, ld.levels, st.levels):
+        b, a = _offset(env, lo, bo), _offset(env, lo, ao)
+        _, step, n = trips[loop]
+        if b is None or not lo.known(step):
+            return False
+        q, rem = divmod(b - a, int(step))
+        if rem or abs(q) >= n:
+            return True
+        qs.append(q)
+    for q in qs:
+        if q:
+            return q > 0
+    return ld.order < st.order
+
+
+def run_raised(lo, op, plan: Plan, trips, env, lb, step, n) -> list:
+    """Run the nest once on the grid of its indices; the outer loop's results."""
+    return _Vector(lo, op, plan, _Nest(trips, env), None, lb, step, n).run()
+
+
+class _Nest:
+    """What the loops of one raised nest share: trip counts, the values around it, the
+    effects to apply after it."""
+
+    def __init__(self, trips, env):
+        self.trips, self.env = trips, env
+        self.effects: list = []  # (view, positions, values, add)
 
 
 class _Vector:
-    def __init__(self, lo, op, plan, env, lb, step, n):
-        jnp = lo.jnp
-        self.lo, self.op, self.plan, self.n = lo, op, plan, n
-        self.vals = dict(env)
-        self.vals[op.iv] = jnp.asarray(lb, jnp.int64) + jnp.asarray(step, jnp.int64) * \
-            jnp.arange(n, dtype=jnp.int64)
-        self.carry_at = {c: j for j, c in enumerate(op.carried)}
-        self.inits = [env[v] for v in op.inits]
-        self.slab = None
-        self.popped = 0
+    """One loop of a raised nest, run on the grid ``prefix`` (the outer loops' trips, then
+    its own): values are arrays of rank ``depth`` (or scalars) that broadcast to it."""
 
-    def vec(self, x, t):
-        jnp = self.lo.jnp
-        return jnp.broadcast_to(jnp.asarray(x, t.np_dtype), (self.n,))
+    def __init__(self, lo, op, plan, nest, parent, lb, step, n):
+        jnp = lo.jnp
+        self.lo, self.op, self.plan, self.nest, self.parent, self.n = \
+            lo, op, plan, nest, parent, n
+        self.depth = 1 if parent is None else parent.depth + 1
+        self.prefix = (n,) if parent is None else parent.prefix + (n,)
+        ivs = jnp.asarray(lb, jnp.int64) + jnp.asarray(step, jnp.int64) * \
+            jnp.arange(n, dtype=jnp.int64)
+        self.vals = {op.iv: ivs.reshape((1,) * (self.depth - 1) + (n,))}
+        self.carry_at = {c: j for j, c in enumerate(op.carried)}
+        self.inits = [self.around(v) for v in op.inits]
+        self.children: dict = {}  # inner loop -> its _Vector (where it has trips)
+        self.done: set = set()  # inner loops run
+        self.slab = self.tape = None  # (pushing) the slots of each trip, and the tape
+        self.rows = None  # (popping) the tape slots of each trip, first trip first
+        self.cols: dict = {}  # pop or inner loop -> its columns of a row
+
+    # -- values
+
+    def around(self, v):
+        """A value defined outside this loop, as the enclosing loop (or the function) has it."""
+        return self.nest.env[v] if self.parent is None else self.parent.get(v)
 
     def get(self, v):
         got = self.vals.get(v)
@@ -383,43 +487,61 @@ class _Vector:
         j = self.carry_at.get(v)
         if j is not None:
             got = self.carry(j)
-        else:
+        elif _inside(self.op, v):
             self.eval(v.owner)
             got = self.vals[v]
+        else:
+            got = self.around(v)
+            if getattr(got, "ndim", 0) == self.depth - 1 > 0 and \
+                    not isinstance(got, (View, Tape)):
+                got = got[..., None]
         self.vals[v] = got
         return got
 
+    def vec(self, x, t):
+        jnp = self.lo.jnp
+        return jnp.broadcast_to(jnp.asarray(x, t.np_dtype), self.prefix)
+
+    def first(self, j, t):
+        """The initial value of carried value ``j``, one per trip of the outer loops, with an
+        axis of one for this loop's trips."""
+        jnp = self.lo.jnp
+        init = jnp.asarray(self.lo.scalar(t, self.inits[j]))
+        return jnp.broadcast_to(init, self.prefix[:-1])[..., None]
+
     def carry(self, j):
-        """The vector of the values carried value ``j`` has in each iteration."""
+        """The values carried value ``j`` has in each trip."""
         jnp, lax = self.lo.jnp, self.lo.lax
         t = self.op.carried[j].type
-        init = jnp.asarray(self.lo.scalar(t, self.inits[j]))[None]
         kind = self.plan.carries[j]
         if kind[0] == "shift":
             y = self.vec(self.get(self.op.body.terminator.operands[j]), t)
-            return jnp.concatenate([init, y[:-1]])
-        red, e = kind[1], kind[2]
-        ev = self.vec(self.get(e), t)
-        scan = getattr(lax, REDUCTIONS[type(red)][1])(jnp.concatenate([init, ev[:-1]]))
-        return scan.astype(t.np_dtype)
+            return jnp.concatenate([self.first(j, t), y[..., :-1]], axis=-1)
+        ev = self.vec(self.get(kind[2]), t)
+        scan = getattr(lax, REDUCTIONS[type(kind[1])][1])
+        return scan(jnp.concatenate([self.first(j, t), ev[..., :-1]], axis=-1),
+                    axis=self.depth - 1).astype(t.np_dtype)
 
     def eval(self, inner, mask=None):
         """Compute ``inner``'s results; ``mask``: where it runs (an op in a branch), checks
         elsewhere do not fail."""
-        lo = self.lo
+        lo, jnp = self.lo, self.lo.jnp
         if isinstance(inner, ops.If):
             c = self.get(inner.operands[0])
             outs = []
             for k, r in enumerate(inner.regions):
-                m = c if k == 0 else lo.jnp.logical_not(c)
+                m = c if k == 0 else jnp.logical_not(c)
                 m = m if mask is None else mask & m
-                blk = r.block
-                for s in blk.ops:
+                for s in r.block.ops:
                     if not isinstance(s, ops.Yield):
                         self.eval(s, m)
-                outs.append([self.get(v) for v in blk.terminator.operands])
+                outs.append([self.get(v) for v in r.block.terminator.operands])
             for res, a, b in zip(inner.results, *outs):
-                self.vals[res] = lo.jnp.where(c, a, b).astype(res.type.np_dtype)
+                self.vals[res] = jnp.where(c, a, b).astype(res.type.np_dtype)
+            return
+        if isinstance(inner, LOOPS):
+            self.done.add(inner)
+            self.vals.update(zip(inner.results, self.inner_loop(inner)))
             return
         if isinstance(inner, ops.TapePop):
             self.vals[inner.results[0]] = self.pop(inner)
@@ -429,10 +551,10 @@ class _Vector:
             j, e = red
             t = inner.results[0].type
             scan = getattr(lo.lax, REDUCTIONS[type(inner)][1])
-            init = lo.jnp.asarray(lo.scalar(t, self.inits[j]))[None]
             ev = self.vec(self.get(e), t)
-            self.vals[inner.results[0]] = scan(lo.jnp.concatenate([init, ev]))[1:].astype(
-                t.np_dtype)
+            self.vals[inner.results[0]] = scan(
+                jnp.concatenate([self.first(j, t), ev], axis=-1),
+                axis=self.depth - 1)[..., 1:].astype(t.np_dtype)
             return
         args = [self.get(v) for v in inner.operands]
         lo.mask = mask
@@ -443,87 +565,140 @@ class _Vector:
         for r, v in zip(inner.results, out):
             self.vals[r] = v
 
+    def inner_loop(self, loop):
+        lb, step, n = self.nest.trips[loop]
+        if not n:
+            return [self.get(v) for v in loop.inits]
+        child = self.children[loop] = _Vector(self.lo, loop, self.plan.inner[loop], self.nest,
+                                              self, lb, step, n)
+        if self.rows is not None:
+            s, e = self.cols[loop]
+            block = self.rows[..., s:e].reshape(self.prefix + (n, (e - s) // n))
+            child.rows = self.lo.jnp.flip(block, axis=-2)  # its first trip pops the last row
+            child.assign_columns()
+        return child.run()
+
     def reduction_of(self, inner):
         for j, kind in enumerate(self.plan.carries):
             if kind[0] == "reduce" and kind[1] is inner:
                 return j, kind[2]
         return None
 
+    # -- the tape
+
+    @staticmethod
+    def width_of(nest, plan) -> int:
+        """Slots one trip of ``plan``'s loop pops (its own pops and its inner loops')."""
+        own = sum(width(p.results[0].type) for p in plan.pops)
+        return own + sum(nest.trips[loop][2] * _Vector.width_of(nest, sub)
+                         for loop, sub in plan.inner.items())
+
+    def assign_columns(self):
+        """Each pop (and inner loop) its columns of a row: the first pop of a trip takes the
+        last slots pushed in the matching trip."""
+        W = self.rows.shape[-1]
+        used = 0
+        for inner in self.op.body.ops:
+            if isinstance(inner, ops.TapePop):
+                w = width(inner.results[0].type)
+            elif isinstance(inner, LOOPS):
+                w = self.nest.trips[inner][2] * _Vector.width_of(self.nest,
+                                                                 self.plan.inner[inner])
+            else:
+                continue
+            self.cols[inner] = (W - used - w, W - used)
+            used += w
+
     def pop(self, inner):
         lo = self.lo
         t = inner.results[0].type
         known = lo.pairs.get(inner.attrs.get("pair"), MIXED)
-        w = width(t)
-        col = self.popped
-        self.popped += w
         if known is not MIXED:
             return t.np_dtype.type(known)
-        # columns counted from the end of a row: the first pop of a trip takes the last slots
-        W = self.width
-        cols = self.slab[:, W - col - w:W - col]
-        return unbits(lo, t, [cols[:, k] for k in range(w)])
+        s, e = self.cols[inner]
+        return unbits(lo, t, [self.rows[..., k] for k in range(s, e)])
+
+    # -- running
 
     def run(self) -> list:
-        lo, op, plan, jnp = self.lo, self.op, self.plan, self.lo.jnp
+        lo, op, jnp = self.lo, self.op, self.lo.jnp
         body = op.body
-        tape = None
-        if plan.pops:
-            pops = [s for s in body.ops if isinstance(s, ops.TapePop)]
-            tape = self.vals[pops[0].operands[0]]
-            self.width = sum(width(p.results[0].type) for p in pops)
-            start = tape.move(lo, -self.n * self.width)
-            rows = take(lo, tape, start, self.n * self.width).reshape(self.n, self.width)
-            self.slab = rows[::-1]  # iteration k pops what the k-th last trip pushed
+        if self.parent is None and _any_pops(self.plan):
+            pops = _first_pop(self.plan)
+            tape = self.get(pops.operands[0])
+            W = _Vector.width_of(self.nest, self.plan)
+            start = tape.move(lo, -self.n * W)
+            rows = take(lo, tape, start, self.n * W).reshape(self.n, W)
+            self.rows = rows[::-1]  # trip k pops what the k-th last trip pushed
+            self.assign_columns()
         for inner in body.ops:
-            if not isinstance(inner, (ops.Yield, *EFFECTS, ops.TapeReserve)):
+            if isinstance(inner, LOOPS):
+                if inner not in self.done:
+                    self.eval(inner)
+            elif not isinstance(inner, (ops.Yield, *EFFECTS, ops.TapeReserve)):
                 for r in inner.results:
                     self.get(r)
-        columns = []
-        for inner in body.ops:  # effects, in the body's order, after every load
+        columns, tape = [], None
+        for inner in body.ops:  # effects, in the body's order, after every load of the nest
             if isinstance(inner, (ops.Store, ops.AtomicAdd)):
                 v, array, *idx = inner.operands
-                view = self.vals[array]
-                if view.buf.data.shape[0] == 0:
-                    continue
-                pos = lo.index_of(view, [self.get(i) for i in idx])
-                pos = jnp.broadcast_to(pos, (self.n,))
-                vals = self.vec(self.get(v), array.type.dtype)
-                at = view.buf.data.at[pos]
-                view.buf.data = at.add(vals) if isinstance(inner, ops.AtomicAdd) else \
-                    at.set(vals)
+                view = self.get(array)
+                pos = jnp.broadcast_to(lo.index_of(view, [self.get(i) for i in idx]),
+                                       self.prefix).reshape(-1)
+                vals = self.vec(self.get(v), array.type.dtype).reshape(-1)
+                self.nest.effects.append((view, pos, vals, isinstance(inner, ops.AtomicAdd)))
             elif isinstance(inner, ops.Assert):
-                args = [self.get(v) for v in inner.operands]
-                lo.op(inner, args, self.vals)
+                lo.op(inner, [self.get(v) for v in inner.operands], self.vals)
             elif isinstance(inner, ops.TapePush):
-                tape = self.vals[inner.operands[0]]
+                tape = self.get(inner.operands[0])
                 t = inner.operands[1].type
                 v = self.get(inner.operands[1])
-                columns += [jnp.broadcast_to(b, (self.n,)) for b in bits(lo, t, v)]
-                pair = inner.attrs.get("pair")
-                if pair is not None:
-                    known = v if lo.known(v) else MIXED
-                    seen = lo.pairs.get(pair, known)
-                    lo.pairs[pair] = known if (seen is not MIXED and known is not MIXED
-                                               and seen == known) else MIXED
-        if columns:
-            assert isinstance(tape, Tape)
-            put(lo, tape, jnp.stack(columns, axis=1).reshape(-1))
+                columns.append(jnp.stack([jnp.broadcast_to(b, self.prefix)
+                                          for b in bits(lo, t, v)], axis=-1))
+                record_pair(lo, inner, v)
+            elif isinstance(inner, LOOPS) and self.children.get(inner) is not None:
+                child = self.children[inner]
+                if child.slab is not None:
+                    tape = child.tape
+                    columns.append(child.slab.reshape(self.prefix + (-1,)))
+        self.slab = jnp.concatenate(columns, axis=-1) if columns else None
+        self.tape = tape
+        if self.parent is None:
+            for view, pos, vals, add in self.nest.effects:
+                if view.buf.data.shape[0] == 0:
+                    continue
+                at = view.buf.data.at[pos]
+                view.buf.data = at.add(vals) if add else at.set(vals)
+            if self.slab is not None:
+                assert isinstance(tape, Tape)
+                put(lo, tape, self.slab.reshape(-1))
+        return self.results()
+
+    def results(self) -> list:
+        jnp = self.lo.jnp
         out = []
-        for j, (c, y) in enumerate(zip(op.carried, body.terminator.operands)):
+        for j, (c, y) in enumerate(zip(self.op.carried, self.op.body.terminator.operands)):
             t = c.type
-            kind = plan.carries[j]
+            kind = self.plan.carries[j]
             if kind[0] == "shift":
-                out.append(self.vec(self.get(y), t)[-1])
-            else:
-                red, e = kind[1], kind[2]
-                total = getattr(jnp, REDUCTIONS[type(red)][0])(self.vec(self.get(e), t))
-                init = lo.scalar(t, self.inits[j])
-                out.append(_combine(lo, red, init, total, t))
+                out.append(self.vec(self.get(y), t)[..., -1])
+                continue
+            red = kind[1]
+            name = REDUCTIONS[type(red)][0]
+            total = getattr(jnp, name)(self.vec(self.get(kind[2]), t), axis=-1)
+            f = {"sum": jnp.add, "prod": jnp.multiply, "max": jnp.maximum,
+                 "min": jnp.minimum}[name]
+            init = jnp.broadcast_to(jnp.asarray(self.lo.scalar(t, self.inits[j])),
+                                    self.prefix[:-1])
+            out.append(f(init, total).astype(t.np_dtype))
         return out
 
 
-def _combine(lo, red, init, total, t):
-    jnp = lo.jnp
-    name = REDUCTIONS[type(red)][0]
-    f = {"sum": jnp.add, "prod": jnp.multiply, "max": jnp.maximum, "min": jnp.minimum}[name]
-    return f(init, total).astype(t.np_dtype)
+def _first_pop(plan):
+    if plan.pops:
+        return plan.pops[0]
+    for sub in plan.inner.values():
+        found = _first_pop(sub)
+        if found is not None:
+            return found
+    return None

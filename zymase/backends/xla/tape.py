@@ -93,15 +93,20 @@ MIXED = object()
 def _tape_push(lo, op, args, env):
     tape, v = args
     put(lo, tape, lo.jnp.stack(bits(lo, op.operands[1].type, v)))
-    # a value known when tracing (a size, a bound) is known where it is popped too: every
-    # push of this pair pushed it (a push traced inside a loop is the same in every trip)
-    pair = op.attrs.get("pair")
+    record_pair(lo, op, v)
+    return ()
+
+
+def record_pair(lo, push, v):
+    """A value known when tracing (a size, a bound) is known where it is popped too, when
+    every push of its pair pushed it (a push traced inside a loop is the same in every
+    trip)."""
+    pair = push.attrs.get("pair")
     if pair is not None:
         known = v if lo.known(v) else MIXED
         seen = lo.pairs.get(pair, known)
         lo.pairs[pair] = known if (seen is not MIXED and known is not MIXED and
                                    seen == known) else MIXED
-    return ()
 
 
 def _tape_pop(lo, op, args, env):
