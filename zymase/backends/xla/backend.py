@@ -55,9 +55,9 @@ class XlaExecutable(Executable):
         """Integer and boolean arguments are part of the computation (they may size arrays)."""
         return not isinstance(t, ArrayType) and not t.is_inexact
 
-    def call(self, flat: list, globals_: list = ()) -> list:
-        jax = _jax()
-        self.refuse_read_only(flat)
+    def _prepare(self, flat, globals_):
+        """The computation's key for these arguments (integer values, shapes, dtypes) and its
+        dynamic operands (arrays flattened, floats)."""
         static = tuple(int(a) if self._static(t) else None
                        for t, a in zip(self.arg_types, flat))
         key = (static, tuple((a.dtype.str, a.shape) for a in flat if isinstance(a, np.ndarray)),
@@ -66,17 +66,37 @@ class XlaExecutable(Executable):
                    else t.np_dtype.type(a)
                    for t, a, s in zip(self.arg_types, flat, static) if s is None]
         dynamic += [np.ascontiguousarray(g).reshape(-1) for g in globals_]
+        return static, key, dynamic
+
+    def _computation(self, jax, static, key, flat, globals_):
+        """The jitted computation for ``key`` with room for the tape its last run needed, and
+        its error table."""
+        with self._lock:
+            capacity = self._capacity.get(key, 1024)
+            found = self._computations.get((key, capacity))
+            if found is None:
+                shapes = {k: a.shape for k, a in enumerate(flat) if isinstance(a, np.ndarray)}
+                found = self._computations[(key, capacity)] = self._build(
+                    jax, static, shapes, globals_, capacity)
+        return found + (capacity,)
+
+    def listing(self, flat: list, globals_: list = (), compiled: bool = False) -> str:
+        """The XLA computation for these arguments: StableHLO as lowered, or (``compiled``)
+        the HLO XLA optimized (``zymase.explain(..., backend="xla")``)."""
+        jax = _jax()
+        static, key, dynamic = self._prepare(flat, globals_)
+        with jax.enable_x64(True):
+            fn = self._computation(jax, static, key, flat, globals_)[0]
+            lowered = fn.lower(*dynamic)
+            return lowered.compile().as_text() if compiled else lowered.as_text()
+
+    def call(self, flat: list, globals_: list = ()) -> list:
+        jax = _jax()
+        self.refuse_read_only(flat)
+        static, key, dynamic = self._prepare(flat, globals_)
         with jax.enable_x64(True):
             while True:
-                with self._lock:
-                    capacity = self._capacity.get(key, 1024)
-                    found = self._computations.get((key, capacity))
-                    if found is None:
-                        shapes = {k: a.shape for k, a in enumerate(flat)
-                                  if isinstance(a, np.ndarray)}
-                        found = self._computations[(key, capacity)] = self._build(
-                            jax, static, shapes, globals_, capacity)
-                fn, errors = found
+                fn, errors, capacity = self._computation(jax, static, key, flat, globals_)
                 outs, written, status = fn(*dynamic)
                 need, *err = np.asarray(status).tolist()
                 if need <= capacity:

@@ -503,10 +503,11 @@ def _for(lo, op, args, env):
         lb_, ub_, st_ = (jnp.asarray(x, jnp.int64) for x in (lb, ub, step))
         n = jnp.maximum(0, jnp.where(st_ > 0, (ub_ - lb_ + st_ - 1) // st_,
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
-    plan = raisable(op, lo.raised) if isinstance(n, int) else None
-    trips = check(lo, op, plan, env, step, n) if plan is not None else None
-    if trips is not None:
-        return run_raised(lo, op, plan, trips, env, lb, step, n) if n else list(inits)
+    plan = raisable(op, lo.raised, lambda v: bool(env[v]) if v in env and lo.known(env[v])
+                    else None) if isinstance(n, int) else None
+    checked = check(lo, op, plan, env, step, n) if plan is not None else None
+    if checked is not None:
+        return run_raised(lo, op, plan, checked, env, lb, step, n) if n else list(inits)
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
     written = [False] * len(types)

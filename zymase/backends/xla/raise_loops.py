@@ -31,6 +31,8 @@ add up), checks report the first failing iteration, pushes write one slab of the
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir import ops
 from ...ir.types import ArrayType
 from .buffers import Buf, View
@@ -38,7 +40,7 @@ from .tape import MIXED, Tape, bits, put, record_pair, take, unbits, width
 
 SCALAR = (ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Store, ops.AtomicAdd, ops.Assert,
           ops.Relayout, ops.Select, ops.Cast, ops.CmpF, ops.CmpI, ops.TapePush, ops.TapePop,
-          ops.TapeReserve)
+          ops.TapeReserve, ops.TapeRead)
 EFFECTS = (ops.Store, ops.AtomicAdd, ops.Assert, ops.TapePush)
 LOOPS = (ops.For, ops.Parallel)
 
@@ -74,76 +76,132 @@ class Plan:
         self.stores: list[Access] = []
         self.loads: list[Access] = []
         self.adds: list = []  # arrays added into
+        # store of ``a[i] = a[i] + e`` -> (e, load, add, the store's and the load's Access)
+        self.accum: dict = {}
         self.pushes = 0
+        self.reads = 0
 
 
-def raisable(op, cache: dict):
+def raisable(op, cache: dict, static=None):
     """The loop's ``Plan`` when its iterations can run together (the IR part), else None."""
-    got = why_not(op, cache)
+    got = why_not(op, cache, static)
     return got if isinstance(got, Plan) else None
 
 
-def why_not(op, cache: dict):
-    """The loop's ``Plan``, or why its iterations cannot run together (a sentence)."""
-    if op not in cache:
-        root = Plan(op)
-        got = _level(op, (op,), root)
-        if isinstance(got, Plan) and root.pushes and _any_pops(got):
-            got = "it both pushes to and pops from the tape"
-        if isinstance(got, Plan):
-            got.stores, got.loads, got.adds, got.pushes = \
-                root.stores, root.loads, root.adds, root.pushes
-        cache[op] = got
-    return cache[op]
+def why_not(op, cache: dict, static=None):
+    """The loop's ``Plan``, or why its iterations cannot run together (a sentence).
+    ``static``: an ``scf.if`` condition defined outside the loop -> its value when known
+    (then only the branch taken counts: the bounds-check versions of a loop)."""
+    static = static or (lambda v: None)
+    found = cache.get(op)
+    if found is not None and all(static(c) == d for c, d in found[1].items()):
+        return found[0]
+    root = Plan(op)
+    root.decisions = {}
+    got = _level(op, (op,), root, static)
+    if isinstance(got, Plan) and root.pushes and (_any_pops(got) or root.reads):
+        got = "it both pushes to and reads from the tape"
+    if isinstance(got, Plan):
+        for name in ("stores", "loads", "adds", "accum", "pushes", "reads"):
+            setattr(got, name, getattr(root, name))
+    cache[op] = (got, root.decisions)
+    return got
+
+
+def _expand(block, root, static, nest, prefix=()):
+    """``block``'s ops with their order (a tuple), the branch taken of an ``scf.if`` whose
+    condition is known in its place."""
+    out = []
+    for k, inner in enumerate(block.ops):
+        taken = None
+        if isinstance(inner, ops.If) and not _inside(root, inner.operands[0]):
+            taken = nest.decisions[inner.operands[0]] = static(inner.operands[0])
+        if isinstance(inner, ops.If) and taken is None and _checked_copy(inner):
+            taken = False
+        if taken is not None:
+            out += _expand(inner.regions[0 if taken else 1].block, root, static, nest,
+                           prefix + (k,))
+            continue
+        out.append((prefix + (k,), inner))
+    return out
+
+
+def _checked_copy(if_op) -> bool:
+    """A bounds-check guard (``passes/boundscheck.py``) whose branches do not touch the tape:
+    its else branch, the loop with its checks, computes what the fast branch does (the
+    checks pass where the guard holds), so a raised nest may always run it."""
+    return bool(if_op.attrs.get("bounds_guard")) and \
+        not any(o.name.startswith("tape.") for o in if_op.walk())
 
 
 def _any_pops(plan) -> bool:
     return bool(plan.pops) or any(_any_pops(p) for p in plan.inner.values())
 
 
-def _level(op, path, nest: Plan):
+def _level(op, path, nest: Plan, static):
     """The plan of ``op``, a loop of the nest whose outermost loop is ``path[0]``; accesses
     are recorded on ``nest``."""
     root = path[0]
     plan = Plan(op)
-    stored = {a.array for a in nest.stores}
-    for order, inner in enumerate(op.body.ops):
+    body = _expand(op.body, root, static, nest)
+    orders = {inner: order for order, inner in body}
+    for order, inner in body:
         if isinstance(inner, ops.Yield):
             continue
         if isinstance(inner, LOOPS):
-            if any(_inside(root, v) and not isinstance(v.owner, ops.Constant)
-                   for v in inner.operands[:3]):
+            if not all(_invariant(root, v) for v in inner.operands[:3]):
                 return "an inner loop's bounds change with the outer loops"
-            sub = _level(inner, path + (inner,), nest)
+            sub = _level(inner, path + (inner,), nest, static)
             if not isinstance(sub, Plan):
                 return sub
             plan.inner[inner] = sub
             continue
         if not _allowed(inner):
-            return "a branch in it has effects" if isinstance(inner, ops.If) else \
-                f"its body has {inner.name}"
+            if isinstance(inner, ops.If):
+                bad = next(s for r in inner.regions for s in r.block.ops
+                           if not (isinstance(s, BRANCH_OPS) or _pure_scalar(s) or
+                                   (isinstance(s, ops.If) and _allowed(s))))
+                return f"a branch in it has {bad.name}"
+            return f"its body has {inner.name}"
         for sub in _flat(inner):
-            if isinstance(sub, ops.Store):
+            if isinstance(sub, ops.Store) and _accumulation(sub) is not None:
+                # an add into the array, or (where the nest reads it too) a store
+                ld, add, e = _accumulation(sub)
+                array, idx = sub.operands[1], list(sub.operands[2:])
+                if _inside(root, array):
+                    return "it adds into an array made inside it"
+                st = _access(path, sub, array, idx, order)
+                dims = [d for d, _ in st.levels]
+                if None in dims or len(set(dims)) != len(dims) or \
+                        any(not _invariant(root, v) for k, v in enumerate(idx) if k not in dims):
+                    st = None
+                top = ld
+                while top not in orders:
+                    top = top.parent_op
+                ld_order = orders[top]
+                nest.accum[sub] = (e, ld, add, st, _access(path, ld, array, idx, ld_order))
+            elif isinstance(sub, ops.Store):
                 array, idx = sub.operands[1], list(sub.operands[2:])
                 acc = _access(path, sub, array, idx, order)
                 dims = [d for d, _ in acc.levels]
-                if _inside(root, array) or array in stored or None in dims or \
+                if _inside(root, array) or None in dims or \
                         len(set(dims)) != len(dims) or \
-                        any(_inside(root, v) for k, v in enumerate(idx) if k not in dims):
+                        any(not _invariant(root, v) for k, v in enumerate(idx) if k not in dims):
                     return "a store is not at the loops' indices, one dimension each"
-                stored.add(array)
                 nest.stores.append(acc)
             elif isinstance(sub, ops.AtomicAdd):
                 if _inside(root, sub.operands[1]):
                     return "it adds into an array made inside it"
                 nest.adds.append(sub.operands[1])
-            elif isinstance(sub, ops.Load):
+            elif isinstance(sub, ops.Load) and not _accumulated(sub):
                 array = sub.operands[0]
                 if _inside(root, array):
                     return "it loads from an array made inside it"
                 nest.loads.append(_access(path, sub, array, list(sub.operands[1:]), order))
             elif isinstance(sub, ops.TapePush):
                 nest.pushes += 1
+            elif isinstance(sub, ops.TapeRead):
+                nest.reads += 1
             elif isinstance(sub, ops.TapePop):
                 if sub is not inner:
                     return "it pops from the tape in a branch"
@@ -154,14 +212,26 @@ def _level(op, path, nest: Plan):
         kind = ("shift",)
         d = _carry_deps(y, carried, op)
         if c in d:
-            red = y.owner
-            if type(red) not in REDUCTIONS or red.parent_op is not op:
+            red, where = y.owner, None
+            if isinstance(red, ops.If) and red.parent_op is op:
+                # s = s + e if cond else s: a reduction of e where cond holds
+                k = red.results.index(y)
+                yields = [r.block.terminator.operands[k] for r in red.regions]
+                taken = [b for b, v in enumerate(yields) if v is not c]
+                if len(taken) != 1 or len(y.uses) != 1:
+                    return "a carried value is updated in both branches of an if"
+                where = (red, taken[0])
+                red = yields[taken[0]].owner
+                if type(red) not in REDUCTIONS or red.parent_op is not where[0] or \
+                        len(red.results[0].uses) != 1:
+                    return "a carried value is updated in a branch, not as a reduction"
+            elif type(red) not in REDUCTIONS or red.parent_op is not op:
                 return f"a carried value is updated by {red.name}, not a reduction"
             a, b = red.operands
             e = b if a is c else a if b is c else None
             if e is None or c in _carry_deps(e, carried, op):
                 return "a carried value depends on itself, not as a reduction"
-            kind = ("reduce", red, e)
+            kind = ("reduce", red, e, where)
             d = _carry_deps(e, carried, op)
         plan.carries.append(kind)
         deps[c] = d - {c}
@@ -171,11 +241,11 @@ def _level(op, path, nest: Plan):
 
 
 BRANCH_OPS = (ops.Yield, ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Select, ops.Cast,
-              ops.CmpF, ops.CmpI)
+              ops.CmpF, ops.CmpI, ops.TapeRead, ops.Store, ops.AtomicAdd, ops.Assert)
 
 
 def _allowed(inner) -> bool:
-    if isinstance(inner, ops.If):  # both branches run: pure scalar code only
+    if isinstance(inner, ops.If):  # both branches run, their effects where they are taken
         return all(not isinstance(r.type, ArrayType) for r in inner.results) and all(
             isinstance(s, BRANCH_OPS) or _pure_scalar(s) or
             (isinstance(s, ops.If) and _allowed(s))
@@ -183,6 +253,34 @@ def _allowed(inner) -> bool:
     if inner.regions or isinstance(inner, ops.Call):
         return False
     return isinstance(inner, SCALAR) or _pure_scalar(inner)
+
+
+def _accumulation(store):
+    """``a[idx] = a[idx] + e`` (the load and the add used by nothing else): (load, add, e)."""
+    v, array, *idx = store.operands
+    add = v.owner
+    if not isinstance(add, (ops.AddF, ops.AddI)) or len(v.uses) != 1 or \
+            add.parent is not store.parent:
+        return None
+    for k in (0, 1):
+        ld = add.operands[k].owner
+        if isinstance(ld, ops.Load) and ld.operands[0] is array and \
+                len(ld.operands) == len(store.operands) - 1 and \
+                all(a is b for a, b in zip(ld.operands[1:], idx)) and \
+                len(add.operands[k].uses) == 1 and ld.parent is store.parent:
+            return ld, add, add.operands[1 - k]
+    return None
+
+
+def _accumulated(load) -> bool:
+    """``load`` is the load of an ``a[i] = a[i] + e``."""
+    (use,) = load.results[0].uses if len(load.results[0].uses) == 1 else [(None, 0)]
+    add = use[0]
+    if not isinstance(add, (ops.AddF, ops.AddI)) or len(add.results[0].uses) != 1:
+        return False
+    store = add.results[0].uses[0][0]
+    return isinstance(store, ops.Store) and _accumulation(store) is not None and \
+        _accumulation(store)[0] is load
 
 
 def _flat(inner):
@@ -210,21 +308,33 @@ def _inside(op, value) -> bool:
     return False
 
 
+def _invariant(root, v) -> bool:
+    """``v`` is the same in every trip of the nest: defined outside it, a constant, or
+    integer arithmetic on those."""
+    if not _inside(root, v):
+        return True
+    owner = v.owner
+    if isinstance(owner, ops.Constant):
+        return True
+    return isinstance(owner, (ops.AddI, ops.SubI, ops.MulI, ops.Index)) and \
+        all(_invariant(root, a) for a in owner.operands)
+
+
 def _affine(op, v, iv):
     """``v`` as the loop's index plus signed invariant terms, or None."""
     if v is iv:
         return []
     owner = v.owner
     if isinstance(owner, ops.Index) and not owner.attrs.get("wrap") and \
-            not _inside(op, owner.operands[1]):
+            _invariant(op, owner.operands[1]):
         return _affine(op, owner.operands[0], iv)
     if isinstance(owner, (ops.AddI, ops.SubI)):
         a, b = owner.operands
-        if not _inside(op, b):
+        if _invariant(op, b):
             base = _affine(op, a, iv)
             if base is not None:
                 return base + [(1 if isinstance(owner, ops.AddI) else -1, b)]
-        if isinstance(owner, ops.AddI) and not _inside(op, a):
+        if isinstance(owner, ops.AddI) and _invariant(op, a):
             base = _affine(op, b, iv)
             if base is not None:
                 return base + [(1, a)]
@@ -282,79 +392,137 @@ def _cyclic(deps: dict) -> bool:
 # ---------------------------------------------------------------------- when traced
 
 
+def _known(lo, env, v):
+    """The integer ``v`` is when traced, where it is known (an invariant of the nest)."""
+    x = env.get(v)
+    if x is not None:
+        return int(x) if lo.known(x) else None
+    owner = v.owner
+    if isinstance(owner, ops.Constant):
+        return int(owner.attrs["value"])
+    if isinstance(owner, (ops.AddI, ops.SubI, ops.MulI)):
+        a, b = (_known(lo, env, o) for o in owner.operands)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(owner, ops.AddI) else a - b if \
+            isinstance(owner, ops.SubI) else a * b
+    return None
+
+
 def _offset(env, lo, terms):
     total = 0
     for sign, v in terms:
-        x = env.get(v)
-        if x is None or not lo.known(x):
+        x = _known(lo, env, v)
+        if x is None:
             return None
-        total += sign * int(x)
+        total += sign * x
     return total
 
 
 def _linear(lo, env, v):
     """``v`` as (a value, a number added to it), the value None where ``v`` is known."""
-    x = env.get(v)
-    if x is not None and lo.known(x):
-        return None, int(x)
+    x = _known(lo, env, v)
+    if x is not None:
+        return None, x
     owner = v.owner
     if isinstance(owner, ops.Index) and not owner.attrs.get("wrap"):
         return _linear(lo, env, owner.operands[0])  # (out of bounds: an error either way)
     if isinstance(owner, (ops.AddI, ops.SubI)):
         a, b = owner.operands
-        y = env.get(b)
-        if y is not None and lo.known(y):
+        y = _known(lo, env, b)
+        if y is not None:
             base, k = _linear(lo, env, a)
-            return base, k + int(y) if isinstance(owner, ops.AddI) else k - int(y)
+            return base, k + y if isinstance(owner, ops.AddI) else k - y
     return v, 0
 
 
-def _bound(lo, env, v):
-    if isinstance(v.owner, ops.Constant):
-        return int(v.owner.attrs["value"])
-    x = env.get(v)
-    return int(x) if x is not None and lo.known(x) else None
+class Checked:
+    """What ``check`` found: the nest's trip counts (loop -> (lb, step, n)), the accumulations
+    that run as adds, and the loads and adds of those (not run as such)."""
+
+    def __init__(self, trips):
+        self.trips = trips
+        self.adds: set = set()
+        self.skip: set = set()
 
 
 def check(lo, op, plan: Plan, env, step, n):
-    """The traced part of the conditions above, on the buffers the loop's arrays are in: the
-    nest's trip counts (loop -> (lb, step, n)), or None."""
+    """The traced part of the conditions above, on the buffers the loop's arrays are in: a
+    ``Checked``, or None."""
     trips = {op: (None, step, n)}
     if not _inner_trips(lo, plan, env, trips):
         return None
-    views = {}
-    for acc in plan.stores:
+    out = Checked(trips)
+    stores, loads, adds = list(plan.stores), list(plan.loads), list(plan.adds)
+    touched = set()
+    for acc in stores + loads:
+        touched |= _parts(env[acc.array].buf)
+    into: dict = {}
+    for store in plan.accum:
+        into.setdefault(env[store.operands[1]].buf, []).append(store)
+    for buf, accs in into.items():
+        e, ld, add, st, lda = plan.accum[accs[0]]
+        if not (_parts(buf) & touched):  # only added into: adds, in any order
+            out.adds |= set(accs)
+            for a in accs:
+                out.skip |= {plan.accum[a][1], plan.accum[a][2]}
+            adds.append(accs[0].operands[1])
+        elif len(accs) == 1 and st is not None:  # read elsewhere too: a load and a store
+            stores.append(st)
+            loads.append(lda)
+        else:
+            return None
+    views: dict = {}
+    for acc in stores:
         v = env[acc.array]
         if any(v.strides[d] == 0 or _offset(env, lo, off) is None for d, off in acc.levels):
             return None
-        if not isinstance(v.buf, Buf) or v.buf in views:  # two stored views of one buffer
+        if not isinstance(v.buf, Buf):
             return None
-        views[v.buf] = acc
+        for other in views.get(v.buf, ()):  # stores into one buffer: other known rows
+            if not _other_rows(lo, env, acc, other):
+                return None
+        views.setdefault(v.buf, []).append(acc)
     added = set()
-    for a in plan.adds:
+    for a in adds:
         added |= _parts(env[a].buf)
     if added & set(views):
         return None
-    for ld in plan.loads:
+    for ld in loads:
         parts = _parts(env[ld.array].buf)
         if parts & added:
             return None
         if not isinstance(env[ld.array].buf, Buf) and parts & set(views):
             return None  # a buffer chosen when the function runs, one the loop writes
-        st = views.get(env[ld.array].buf)
-        if st is None:
-            continue
-        if len(st.path) == 1 and ld.path == st.path:
-            if not _reads_old(lo, env, ld, st, step, n):
+        for st in views.get(env[ld.array].buf, ()):
+            if len(st.path) == 1 and ld.path == st.path:
+                if not _reads_old(lo, env, ld, st, step, n):
+                    return None
+            elif not _reads_old_nested(lo, env, ld, st, trips):
                 return None
-        elif not _reads_old_nested(lo, env, ld, st, trips):
-            return None
-    return trips
+    return out
+
+
+def _other_rows(lo, env, a: Access, b: Access) -> bool:
+    """Two stores through one view, at the same loops' dimensions, into rows known to
+    differ (``acc[i, 0] = ax``, ``acc[i, 1] = ay``)."""
+    va, vb = env[a.array], env[b.array]
+    if a.path != b.path or [d for d, _ in a.levels] != [d for d, _ in b.levels] or not (
+            va is vb or (lo.known(va.offset) and lo.known(vb.offset) and
+                         (va.offset, va.shape, va.strides) == (vb.offset, vb.shape, vb.strides))):
+        return False
+    dims = [d for d, _ in a.levels]
+    for k, (x, y) in enumerate(zip(a.index, b.index)):
+        if k not in dims:
+            (p, i), (q, j) = _linear(lo, env, x), _linear(lo, env, y)
+            if p is q and i != j:
+                return True
+    return False
 
 
 def _inner_trips(lo, plan, env, trips) -> bool:
     for loop, sub in plan.inner.items():
-        lb, ub, st = (_bound(lo, env, v) for v in loop.operands[:3])
+        lb, ub, st = (_known(lo, env, v) for v in loop.operands[:3])
         if lb is None or ub is None or not st:
             return False
         trips[loop] = (lb, st, len(range(lb, ub, st)))
@@ -439,18 +607,19 @@ def _reads_old_nested(lo, env, ld: Access, st: Access, trips) -> bool:
     return ld.order < st.order
 
 
-def run_raised(lo, op, plan: Plan, trips, env, lb, step, n) -> list:
+def run_raised(lo, op, plan: Plan, checked: Checked, env, lb, step, n) -> list:
     """Run the nest once on the grid of its indices; the outer loop's results."""
-    return _Vector(lo, op, plan, _Nest(trips, env), None, lb, step, n).run()
+    return _Vector(lo, op, plan, _Nest(plan, checked, env), None, lb, step, n).run()
 
 
 class _Nest:
-    """What the loops of one raised nest share: trip counts, the values around it, the
-    effects to apply after it."""
+    """What the loops of one raised nest share: the outer loop's plan, trip counts, the
+    values around it, the effects to apply after it."""
 
-    def __init__(self, trips, env):
-        self.trips, self.env = trips, env
-        self.effects: list = []  # (view, positions, values, add)
+    def __init__(self, plan, checked, env):
+        self.plan, self.env = plan, env
+        self.trips, self.adds, self.skip = checked.trips, checked.adds, checked.skip
+        self.effects: list = []  # (view, positions, values, add, mask)
 
 
 class _Vector:
@@ -473,6 +642,7 @@ class _Vector:
         self.slab = self.tape = None  # (pushing) the slots of each trip, and the tape
         self.rows = None  # (popping) the tape slots of each trip, first trip first
         self.cols: dict = {}  # pop or inner loop -> its columns of a row
+        self.masks: dict = {}  # branch block -> where it is taken
 
     # -- values
 
@@ -488,7 +658,12 @@ class _Vector:
         if j is not None:
             got = self.carry(j)
         elif _inside(self.op, v):
-            self.eval(v.owner)
+            top = _top(self.op, v.owner)
+            if not isinstance(top, (ops.If, *LOOPS)):
+                self.eval(top)
+            elif top not in self.done:  # (a value made in a branch: the whole if runs)
+                self.done.add(top)
+                self.eval(top)
             got = self.vals[v]
         else:
             got = self.around(v)
@@ -517,10 +692,25 @@ class _Vector:
         if kind[0] == "shift":
             y = self.vec(self.get(self.op.body.terminator.operands[j]), t)
             return jnp.concatenate([self.first(j, t), y[..., :-1]], axis=-1)
-        ev = self.vec(self.get(kind[2]), t)
+        ev = self.terms(kind, t)
         scan = getattr(lax, REDUCTIONS[type(kind[1])][1])
         return scan(jnp.concatenate([self.first(j, t), ev[..., :-1]], axis=-1),
                     axis=self.depth - 1).astype(t.np_dtype)
+
+    def terms(self, kind, t):
+        """What a reduction combines in each trip (its identity where its branch is not
+        taken)."""
+        jnp = self.lo.jnp
+        _, red, e, where = kind
+        ev = self.vec(self.get(e), t)
+        if where is None:
+            return ev
+        if_op, branch = where
+        if if_op not in self.done:
+            self.done.add(if_op)
+            self.eval(if_op)
+        return jnp.where(self.masks[if_op.regions[branch].block], ev,
+                         _identity(REDUCTIONS[type(red)][0], t))
 
     def eval(self, inner, mask=None):
         """Compute ``inner``'s results; ``mask``: where it runs (an op in a branch), checks
@@ -528,11 +718,26 @@ class _Vector:
         lo, jnp = self.lo, self.lo.jnp
         if isinstance(inner, ops.If):
             c = self.get(inner.operands[0])
+            if lo.known(c) or _checked_copy(inner):  # (one branch: known, or the checked)
+                static = lo.known(c) and (not _inside(self.nest.plan.loop, inner.operands[0])
+                                          or not _checked_copy(inner))
+                blk = inner.regions[0 if static and bool(c) else 1].block
+                self.masks[blk] = mask
+                for s in blk.ops:
+                    if not (s in self.nest.skip or isinstance(s, (ops.Yield, *EFFECTS,
+                                                                  ops.TapeReserve))):
+                        self.eval(s, mask)
+                for res, v in zip(inner.results, blk.terminator.operands):
+                    self.vals[res] = self.get(v)
+                return
             outs = []
             for k, r in enumerate(inner.regions):
                 m = c if k == 0 else jnp.logical_not(c)
                 m = m if mask is None else mask & m
+                self.masks[r.block] = m
                 for s in r.block.ops:
+                    if s in self.nest.skip or isinstance(s, EFFECTS):
+                        continue
                     if not isinstance(s, ops.Yield):
                         self.eval(s, m)
                 outs.append([self.get(v) for v in r.block.terminator.operands])
@@ -551,7 +756,7 @@ class _Vector:
             j, e = red
             t = inner.results[0].type
             scan = getattr(lo.lax, REDUCTIONS[type(inner)][1])
-            ev = self.vec(self.get(e), t)
+            ev = self.terms(self.plan.carries[j], t)
             self.vals[inner.results[0]] = scan(
                 jnp.concatenate([self.first(j, t), ev], axis=-1),
                 axis=self.depth - 1)[..., 1:].astype(t.np_dtype)
@@ -598,7 +803,7 @@ class _Vector:
         last slots pushed in the matching trip."""
         W = self.rows.shape[-1]
         used = 0
-        for inner in self.op.body.ops:
+        for inner in self.taken(self.op.body):
             if isinstance(inner, ops.TapePop):
                 w = width(inner.results[0].type)
             elif isinstance(inner, LOOPS):
@@ -608,6 +813,22 @@ class _Vector:
                 continue
             self.cols[inner] = (W - used - w, W - used)
             used += w
+
+    def taken(self, block) -> list:
+        """``block``'s ops, with the ops of the branch taken in place of an ``scf.if`` whose
+        condition is known when tracing."""
+        out = []
+        for inner in block.ops:
+            if isinstance(inner, ops.If) and not _inside(self.nest.plan.loop, inner.operands[0]):
+                c = self.get(inner.operands[0])
+                if self.lo.known(c):
+                    out += self.taken(inner.regions[0 if bool(c) else 1].block)
+                    continue
+            if isinstance(inner, ops.If) and _checked_copy(inner):
+                out += self.taken(inner.regions[1].block)
+                continue
+            out.append(inner)
+        return out
 
     def pop(self, inner):
         lo = self.lo
@@ -631,48 +852,75 @@ class _Vector:
             rows = take(lo, tape, start, self.n * W).reshape(self.n, W)
             self.rows = rows[::-1]  # trip k pops what the k-th last trip pushed
             self.assign_columns()
+        skip = self.nest.skip
         for inner in body.ops:
-            if isinstance(inner, LOOPS):
+            if isinstance(inner, (LOOPS, ops.If)):
                 if inner not in self.done:
+                    self.done.add(inner)
                     self.eval(inner)
-            elif not isinstance(inner, (ops.Yield, *EFFECTS, ops.TapeReserve)):
+            elif not isinstance(inner, (ops.Yield, *EFFECTS, ops.TapeReserve)) and \
+                    inner not in skip:
                 for r in inner.results:
                     self.get(r)
-        columns, tape = [], None
-        for inner in body.ops:  # effects, in the body's order, after every load of the nest
-            if isinstance(inner, (ops.Store, ops.AtomicAdd)):
-                v, array, *idx = inner.operands
-                view = self.get(array)
-                pos = jnp.broadcast_to(lo.index_of(view, [self.get(i) for i in idx]),
-                                       self.prefix).reshape(-1)
-                vals = self.vec(self.get(v), array.type.dtype).reshape(-1)
-                self.nest.effects.append((view, pos, vals, isinstance(inner, ops.AtomicAdd)))
-            elif isinstance(inner, ops.Assert):
-                lo.op(inner, [self.get(v) for v in inner.operands], self.vals)
-            elif isinstance(inner, ops.TapePush):
-                tape = self.get(inner.operands[0])
-                t = inner.operands[1].type
-                v = self.get(inner.operands[1])
-                columns.append(jnp.stack([jnp.broadcast_to(b, self.prefix)
-                                          for b in bits(lo, t, v)], axis=-1))
-                record_pair(lo, inner, v)
-            elif isinstance(inner, LOOPS) and self.children.get(inner) is not None:
-                child = self.children[inner]
-                if child.slab is not None:
-                    tape = child.tape
-                    columns.append(child.slab.reshape(self.prefix + (-1,)))
+        self.columns, self.tape = [], None
+        self.effects(body, None)
+        columns, tape = self.columns, self.tape
         self.slab = jnp.concatenate(columns, axis=-1) if columns else None
-        self.tape = tape
         if self.parent is None:
-            for view, pos, vals, add in self.nest.effects:
-                if view.buf.data.shape[0] == 0:
+            for view, pos, vals, add, mask in self.nest.effects:
+                size = view.buf.data.shape[0]
+                if size == 0:
                     continue
+                if mask is not None:  # (a branch: the trips that take it)
+                    pos = jnp.where(mask, pos, size)
                 at = view.buf.data.at[pos]
-                view.buf.data = at.add(vals) if add else at.set(vals)
+                view.buf.data = at.add(vals, mode="drop") if add else \
+                    at.set(vals, mode="drop")
             if self.slab is not None:
                 assert isinstance(tape, Tape)
                 put(lo, tape, self.slab.reshape(-1))
         return self.results()
+
+    def effects(self, block, mask):
+        """The effects of ``block`` (the body, or a branch taken where ``mask``), in its order,
+        after every load of the nest: stores, adds, checks, pushes, inner loops' pushes."""
+        lo, jnp = self.lo, self.lo.jnp
+        for inner in block.ops:
+            if isinstance(inner, (ops.Store, ops.AtomicAdd)):
+                v, array, *idx = inner.operands
+                add = isinstance(inner, ops.AtomicAdd) or inner in self.nest.adds
+                if inner in self.nest.adds:
+                    v = self.nest.plan.accum[inner][0]
+                view = self.get(array)
+                pos = jnp.broadcast_to(lo.index_of(view, [self.get(i) for i in idx]),
+                                       self.prefix).reshape(-1)
+                vals = self.vec(self.get(v), array.type.dtype).reshape(-1)
+                where = None if mask is None else \
+                    jnp.broadcast_to(mask, self.prefix).reshape(-1)
+                self.nest.effects.append((view, pos, vals, add, where))
+            elif isinstance(inner, ops.Assert):
+                args = [self.get(v) for v in inner.operands]
+                lo.mask = mask
+                try:
+                    lo.op(inner, args, self.vals)
+                finally:
+                    lo.mask = None
+            elif isinstance(inner, ops.If):
+                for r in inner.regions:
+                    if r.block in self.masks:  # (not a branch not taken)
+                        self.effects(r.block, self.masks[r.block])
+            elif isinstance(inner, ops.TapePush):
+                self.tape = self.get(inner.operands[0])
+                t = inner.operands[1].type
+                v = self.get(inner.operands[1])
+                self.columns.append(jnp.stack([jnp.broadcast_to(b, self.prefix)
+                                               for b in bits(lo, t, v)], axis=-1))
+                record_pair(lo, inner, v)
+            elif isinstance(inner, LOOPS) and self.children.get(inner) is not None:
+                child = self.children[inner]
+                if child.slab is not None:
+                    self.tape = child.tape
+                    self.columns.append(child.slab.reshape(self.prefix + (-1,)))
 
     def results(self) -> list:
         jnp = self.lo.jnp
@@ -685,13 +933,32 @@ class _Vector:
                 continue
             red = kind[1]
             name = REDUCTIONS[type(red)][0]
-            total = getattr(jnp, name)(self.vec(self.get(kind[2]), t), axis=-1)
+            total = getattr(jnp, name)(self.terms(kind, t), axis=-1)
             f = {"sum": jnp.add, "prod": jnp.multiply, "max": jnp.maximum,
                  "min": jnp.minimum}[name]
             init = jnp.broadcast_to(jnp.asarray(self.lo.scalar(t, self.inits[j])),
                                     self.prefix[:-1])
             out.append(f(init, total).astype(t.np_dtype))
         return out
+
+
+def _top(loop, op):
+    """The op of ``loop``'s body that ``op`` is (or is inside of)."""
+    while op.parent_op is not loop:
+        op = op.parent_op
+    return op
+
+
+def _identity(name, t):
+    dt = t.np_dtype
+    if name == "sum":
+        return dt.type(-0.0) if t.is_float else dt.type(0)
+    if name == "prod":
+        return dt.type(1)
+    big = float("inf") if t.is_float else None
+    if name == "max":
+        return dt.type(-big) if big else np.iinfo(dt).min
+    return dt.type(big) if big else np.iinfo(dt).max
 
 
 def _first_pop(plan):

@@ -64,19 +64,21 @@ def width(t) -> int:
 
 
 def put(lo, tape, values):
-    """Push int64 ``values`` (a flat array) at the tape's position."""
-    jnp = lo.jnp
+    """Push int64 ``values`` (a flat array) at the tape's position: one in-place slice write.
+    Past the end, the write lands clamped (or not at all) and the position still moves: the
+    run is then redone with room for everything (``Lowering.need``), so nothing it computed
+    is kept."""
     n = values.shape[0]
-    start = tape.at()
-    pos = start + jnp.arange(n, dtype=jnp.int64)
-    tape.slots.data = tape.slots.data.at[pos].set(values, mode="drop")
+    if n <= lo.capacity:
+        tape.slots.data = lo.lax.dynamic_update_slice(tape.slots.data, values, (tape.at(),))
     tape.move(lo, n)
 
 
 def take(lo, tape, start, n):
-    jnp = lo.jnp
-    pos = jnp.clip(start + jnp.arange(n, dtype=jnp.int64), 0, lo.capacity - 1)
-    return tape.slots.data[pos]
+    """``n`` slots from ``start`` (clamped into the tape, as in ``put``)."""
+    if n > lo.capacity:
+        return lo.jnp.zeros(n, lo.jnp.int64)
+    return lo.lax.dynamic_slice(tape.slots.data, (lo.jnp.asarray(start, lo.jnp.int64),), (n,))
 
 
 def _tape_new(lo, op, args, env):
@@ -157,9 +159,13 @@ def _tape_push_array(lo, op, args, env):
 
 
 def _tape_read(lo, op, args, env):
+    """The value at slot ``p`` (a raised loop: at each of the slots ``p``)."""
     tape, p = args
     t = op.results[0].type
-    return (unbits(lo, t, take(lo, tape, lo.jnp.asarray(p, lo.jnp.int64), width(t))),)
+    jnp = lo.jnp
+    p = jnp.asarray(p, jnp.int64)
+    slots = [tape.slots.data[jnp.clip(p + k, 0, lo.capacity - 1)] for k in range(width(t))]
+    return (unbits(lo, t, slots),)
 
 
 def _tape_drop(lo, op, args, env):
