@@ -609,6 +609,7 @@ def _reads_old_nested(lo, env, ld: Access, st: Access, trips) -> bool:
 
 def run_raised(lo, op, plan: Plan, checked: Checked, env, lb, step, n) -> list:
     """Run the nest once on the grid of its indices; the outer loop's results."""
+    checked.trips[op] = (lb, step, n)
     return _Vector(lo, op, plan, _Nest(plan, checked, env), None, lb, step, n).run()
 
 
@@ -619,7 +620,12 @@ class _Nest:
     def __init__(self, plan, checked, env):
         self.plan, self.env = plan, env
         self.trips, self.adds, self.skip = checked.trips, checked.adds, checked.skip
-        self.effects: list = []  # (view, positions, values, add, mask)
+        self.effects: list = []  # functions applying the nest's writes, in order
+        self.access = {a.op: a for a in plan.loads + plan.stores}
+        for store, (_, ld, _, st, lda) in plan.accum.items():
+            self.access[ld] = lda
+            if st is not None:
+                self.access[store] = st
 
 
 class _Vector:
@@ -762,6 +768,11 @@ class _Vector:
                 axis=self.depth - 1)[..., 1:].astype(t.np_dtype)
             return
         args = [self.get(v) for v in inner.operands]
+        if isinstance(inner, ops.Load):
+            got = self.read(inner, args[0], args[1:])
+            if got is not None:
+                self.vals[inner.results[0]] = got
+                return
         lo.mask = mask
         try:
             out = lo.op(inner, args, self.vals)
@@ -769,6 +780,76 @@ class _Vector:
             lo.mask = None
         for r, v in zip(inner.results, out):
             self.vals[r] = v
+
+    # -- loads and stores at the loops' indices: slices of the buffer
+
+    def window(self, op, view, idx):
+        """Where an access at the loops' indices (``Access.levels``) reaches: the first
+        position and, per loop it moves with, (axis, trips, stride); None where unknown."""
+        acc = self.nest.access.get(op)
+        if acc is None or acc.path[-1] is not self.op or view.buf.data.shape[0] == 0:
+            return None
+        start, terms, dims = view.offset, [], set()
+        for axis, (loop, (d, off)) in enumerate(zip(acc.path, acc.levels)):
+            if d is None:
+                continue
+            o = _offset(self.nest.env, self.lo, off)
+            lb, step, n = self.nest.trips[loop]
+            if o is None or not self.lo.known(step):
+                return None
+            dims.add(d)
+            start = start + (lb + o) * view.strides[d]
+            terms.append((axis, n, int(step) * view.strides[d]))
+        for k, i in enumerate(idx):
+            if k not in dims:
+                if getattr(i, "ndim", 0):
+                    return None
+                start = start + i * view.strides[k]
+        return start, terms
+
+    def read(self, op, view, idx):
+        """A load as a slice of its buffer (None: a gather does it)."""
+        jnp, lax = self.lo.jnp, self.lo.lax
+        w = self.window(op, view, idx)
+        if w is None:
+            return None
+        start, terms = w
+        data = view.buf.data
+        shape = [1] * self.depth
+        if not terms or all(S == 0 for _, _, S in terms):
+            return data[start]
+        if len(terms) != 1:
+            return None
+        (axis, n, S), = terms
+        span = (n - 1) * abs(S) + 1
+        if span > data.shape[0]:
+            return None
+        first = start if S > 0 else start + (n - 1) * S
+        seg = lax.dynamic_slice(data, (jnp.asarray(first, jnp.int64),), (span,))[::abs(S)]
+        shape[axis] = n
+        return (seg if S > 0 else seg[::-1]).reshape(shape)
+
+    def write(self, op, view, idx, vals, add):
+        """A store (or add) as an in-place slice update, returned as a function to run after
+        the nest (None: a scatter does it)."""
+        jnp, lax = self.lo.jnp, self.lo.lax
+        w = self.window(op, view, idx)
+        if w is None or len(w[1]) != 1 or abs(w[1][0][2]) != 1:
+            return None
+        start, ((axis, n, S),) = w
+        first = jnp.asarray(start if S > 0 else start + (n - 1) * S, jnp.int64)
+        vals = vals.reshape(-1) if S > 0 else vals.reshape(-1)[::-1]
+        if n > view.buf.data.shape[0]:
+            return None
+
+        def apply():
+            data = view.buf.data
+            if add:
+                vals_ = lax.dynamic_slice(data, (first,), (n,)) + vals
+            else:
+                vals_ = vals
+            view.buf.data = lax.dynamic_update_slice(data, vals_.astype(data.dtype), (first,))
+        return apply
 
     def inner_loop(self, loop):
         lb, step, n = self.nest.trips[loop]
@@ -867,15 +948,8 @@ class _Vector:
         columns, tape = self.columns, self.tape
         self.slab = jnp.concatenate(columns, axis=-1) if columns else None
         if self.parent is None:
-            for view, pos, vals, add, mask in self.nest.effects:
-                size = view.buf.data.shape[0]
-                if size == 0:
-                    continue
-                if mask is not None:  # (a branch: the trips that take it)
-                    pos = jnp.where(mask, pos, size)
-                at = view.buf.data.at[pos]
-                view.buf.data = at.add(vals, mode="drop") if add else \
-                    at.set(vals, mode="drop")
+            for apply in self.nest.effects:
+                apply()
             if self.slab is not None:
                 assert isinstance(tape, Tape)
                 put(lo, tape, self.slab.reshape(-1))
@@ -892,12 +966,17 @@ class _Vector:
                 if inner in self.nest.adds:
                     v = self.nest.plan.accum[inner][0]
                 view = self.get(array)
-                pos = jnp.broadcast_to(lo.index_of(view, [self.get(i) for i in idx]),
-                                       self.prefix).reshape(-1)
-                vals = self.vec(self.get(v), array.type.dtype).reshape(-1)
+                idx = [self.get(i) for i in idx]
+                vals = self.vec(self.get(v), array.type.dtype)
+                fast = self.write(inner, view, idx, vals, add) if mask is None else None
+                if fast is not None:
+                    self.nest.effects.append(fast)
+                    continue
+                pos = jnp.broadcast_to(lo.index_of(view, idx), self.prefix).reshape(-1)
                 where = None if mask is None else \
                     jnp.broadcast_to(mask, self.prefix).reshape(-1)
-                self.nest.effects.append((view, pos, vals, add, where))
+                self.nest.effects.append(_scatter(jnp, view, pos, vals.reshape(-1), add,
+                                                  where))
             elif isinstance(inner, ops.Assert):
                 args = [self.get(v) for v in inner.operands]
                 lo.mask = mask
@@ -940,6 +1019,18 @@ class _Vector:
                                     self.prefix[:-1])
             out.append(f(init, total).astype(t.np_dtype))
         return out
+
+
+def _scatter(jnp, view, pos, vals, add, mask):
+    """A write at any positions (duplicate adds add up; where ``mask`` is false, none)."""
+    def apply():
+        size = view.buf.data.shape[0]
+        if size == 0:
+            return
+        p = pos if mask is None else jnp.where(mask, pos, size)
+        at = view.buf.data.at[p]
+        view.buf.data = at.add(vals, mode="drop") if add else at.set(vals, mode="drop")
+    return apply
 
 
 def _top(loop, op):
