@@ -12,7 +12,7 @@ import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import flatten_arg, param_template
+from ..frontend.args import flatten_arg, foreign_inputs, param_template, place_like
 from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
 
@@ -22,12 +22,18 @@ def retrying(fn, attempt, args):
     array between finding the compiled code and calling it; errors without zymase's frames."""
     for _ in range(REBOUND_RETRIES):
         try:
-            return attempt(args)
+            return on_inputs_devices(attempt(args), args)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
         except Rebound:
             continue
     raise rebound_error(fn).with_traceback(None)
+
+
+def on_inputs_devices(result, args):
+    """``jax.Array`` arguments in, ``jax.Array`` results out, on those arrays' devices."""
+    found = foreign_inputs(args)
+    return place_like(result, found) if found else result
 
 
 def normalize_argnums(argnums, nargs, fn):

@@ -83,6 +83,82 @@ def flatten_arg(x, tpl) -> list:
     return []
 
 
+# --------------------------------------------------------------------- arrays of other libraries
+
+_FOREIGN: dict = {}  # id(NumPy view) -> (weak reference to it, the array it views)
+
+
+def _is_jax_array(x) -> bool:
+    return type(x).__module__.startswith(("jaxlib", "jax.")) and hasattr(x, "sharding")
+
+
+def host_view(x, where: str = "an argument"):
+    """A read-only NumPy view of a ``jax.Array`` (on the CPU, no copy), remembered so that a
+    backend that runs on JAX's devices can take the array itself (``foreign_array``)."""
+    try:
+        v = np.asarray(x)
+    except Exception as e:  # a tracer: the function is called inside a JAX transformation
+        raise ZymaseTypeError(f"{where} is a JAX value being traced ({type(x).__name__}); "
+                              "inside jax.jit, grad or vmap call a zymase function through "
+                              "zymase.to_jax(f)") from e
+    if v.flags.writeable:
+        v = v.view()
+        v.flags.writeable = False
+    key = id(v)
+    _FOREIGN[key] = (weakref.ref(v, lambda _, key=key: _FOREIGN.pop(key, None)), x)
+    return v
+
+
+def foreign_array(v):
+    """The ``jax.Array`` that NumPy array ``v`` is a view of (``host_view``), or None."""
+    found = _FOREIGN.get(id(v))
+    return found[1] if found is not None and found[0]() is v else None
+
+
+def _host(x, where):
+    if _is_jax_array(x):
+        return host_view(x, where)
+    if type(x) is tuple:
+        return tuple(_host(v, where) for v in x)
+    if type(x) is list:
+        return [_host(v, where) for v in x]
+    return x
+
+
+def foreign_inputs(args) -> list:
+    """The ``jax.Array``\\ s among ``args`` (as viewed by ``call_arguments``)."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            f = foreign_array(a)
+            if f is not None:
+                out.append(f)
+        elif type(a) in (tuple, list):
+            out += foreign_inputs(a)
+    return out
+
+
+def place_like(result, inputs: list):
+    """``result`` with its arrays as ``jax.Array``\\ s on the devices of ``inputs`` (the
+    ``jax.Array`` arguments of the call): sharded like an input of the same shape, else on
+    the first input's first device."""
+    import jax  # lazy: only reached when the call had JAX arrays
+
+    def put(x):
+        if isinstance(x, np.ndarray):
+            for a in inputs:
+                if a.shape == x.shape:
+                    return jax.device_put(x, a.sharding)
+            return jax.device_put(x, next(iter(inputs[0].devices())))
+        if type(x) in (tuple, list):
+            return type(x)(put(v) for v in x)
+        if type(x) is dict:
+            return {k: put(v) for k, v in x.items()}
+        return x
+
+    return put(result)
+
+
 _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> (signature, ...)
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
@@ -91,7 +167,11 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
     """The arguments of ``fn(*args, **kwargs)`` as one value per parameter, in the order of
     ``fn``'s parameters: keywords put in place and defaults filled in, as Python binds them
     (a bad call raises Python's ``TypeError``).  A function with ``*args`` or ``**kwargs`` gets
-    ``args`` back as they are (the frontend refuses it, naming the line)."""
+    ``args`` back as they are (the frontend refuses it, naming the line).  ``jax.Array``
+    arguments become read-only NumPy views of themselves (``host_view``)."""
+    if kwargs or any(_is_jax_array(a) or type(a) in (tuple, list) for a in args):
+        args = tuple(_host(a, f"argument {k}") for k, a in enumerate(args))
+        kwargs = {k: _host(v, f"argument {k!r}") for k, v in (kwargs or {}).items()}
     try:
         known = _SIGNATURES.get(fn)
     except TypeError:  # not weakly referenceable

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...errors import RUNTIME_ERRORS, ZymaseError, ZymaseImportError
+from ...frontend.args import foreign_array
 from ...ir.core import Module
 from ...ir.types import ArrayType
 from ...options import Options
@@ -62,10 +63,9 @@ class XlaExecutable(Executable):
                        for t, a in zip(self.arg_types, flat))
         key = (static, tuple((a.dtype.str, a.shape) for a in flat if isinstance(a, np.ndarray)),
                tuple((g.dtype.str, g.shape) for g in globals_))
-        dynamic = [np.ascontiguousarray(a).reshape(-1) if isinstance(t, ArrayType)
-                   else t.np_dtype.type(a)
+        dynamic = [_operand(a) if isinstance(t, ArrayType) else t.np_dtype.type(a)
                    for t, a, s in zip(self.arg_types, flat, static) if s is None]
-        dynamic += [np.ascontiguousarray(g).reshape(-1) for g in globals_]
+        dynamic += [np.ascontiguousarray(g) for g in globals_]
         return static, key, dynamic
 
     def _computation(self, jax, static, key, flat, globals_):
@@ -110,7 +110,8 @@ class XlaExecutable(Executable):
             raise RUNTIME_ERRORS.get(kind, ZymaseError)(msg.format(a=err[1], b=err[2]), loc)
         for k, data in zip(self.written, written):
             flat[k][...] = np.asarray(data).reshape(flat[k].shape)
-        return [_result(t, v) for t, v in zip(self.result_types, outs)]
+        on_device = any(foreign_array(a) is not None for a in flat if isinstance(a, np.ndarray))
+        return [_result(t, v, on_device) for t, v in zip(self.result_types, outs)]
 
     def _build(self, jax, static, shapes, globals_, capacity):
         """The jitted computation for arguments of these shapes and integer values, and the
@@ -135,13 +136,13 @@ class XlaExecutable(Executable):
                 x = next(it)
                 if isinstance(t, ArrayType):
                     shape = shapes[k]
-                    buf = bufs[k] = lo.new_buf(x, "arg")
+                    buf = bufs[k] = lo.new_buf(x.reshape(-1), "arg")
                     args.append(View(buf, 0, shape, c_strides(shape)))
                 else:
                     args.append(x)
             lo.globals_ = []
             for g, x in zip(globals_, it):
-                buf = lo.new_buf(x, "global")
+                buf = lo.new_buf(x.reshape(-1), "global")
                 lo.globals_.append(View(buf, 0, g.shape, c_strides(g.shape)))
             out = lo.run(name, args)
             results = [lo.read(v) if isinstance(t, ArrayType) else jnp.asarray(v, t.np_dtype)
@@ -153,8 +154,18 @@ class XlaExecutable(Executable):
         return jax.jit(computation), errors
 
 
-def _result(t, v):
-    return np.asarray(v) if isinstance(t, ArrayType) else convention_scalar(t, v)
+def _operand(a):
+    """An array argument as the computation takes it: the ``jax.Array`` itself where the
+    caller passed one (it stays on its devices, with its sharding), else the NumPy array."""
+    found = foreign_array(a)
+    return found if found is not None else np.ascontiguousarray(a)
+
+
+def _result(t, v, on_device: bool):
+    """Arrays stay ``jax.Array``\\ s where the call had some (else NumPy arrays)."""
+    if isinstance(t, ArrayType):
+        return v if on_device else np.asarray(v)
+    return convention_scalar(t, v)
 
 
 class XlaBackend(Backend):

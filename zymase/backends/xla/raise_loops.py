@@ -827,7 +827,7 @@ class _Vector:
         first = start if S > 0 else start + (n - 1) * S
         seg = lax.dynamic_slice(data, (jnp.asarray(first, jnp.int64),), (span,))[::abs(S)]
         shape[axis] = n
-        return (seg if S > 0 else seg[::-1]).reshape(shape)
+        return (seg if S > 0 else reverse(jnp, seg, 0)).reshape(shape)
 
     def write(self, op, view, idx, vals, add):
         """A store (or add) as an in-place slice update, returned as a function to run after
@@ -836,14 +836,29 @@ class _Vector:
         w = self.window(op, view, idx)
         if w is None or len(w[1]) != 1 or abs(w[1][0][2]) != 1:
             return None
+        lo = self.lo
         start, ((axis, n, S),) = w
-        first = jnp.asarray(start if S > 0 else start + (n - 1) * S, jnp.int64)
-        vals = vals.reshape(-1) if S > 0 else vals.reshape(-1)[::-1]
+        first = start if S > 0 else start + (n - 1) * S
+        first = int(first) if lo.known(first) else jnp.asarray(first, jnp.int64)
+        vals = vals.reshape(-1) if S > 0 else reverse(jnp, vals.reshape(-1), 0)
         if n > view.buf.data.shape[0]:
             return None
 
         def apply():
             data = view.buf.data
+            size = data.shape[0]
+            if lo.known(start) and 2 * n >= size:
+                # most of the buffer: padded and selected, elementwise (a sharded buffer
+                # stays sharded: XLA partitions pads, not in-place writes at an offset)
+                f = int(first)
+                full = lax.pad(vals.astype(data.dtype), data.dtype.type(0),
+                               [(f, size - f - n, 0)])
+                if add:
+                    view.buf.data = data + full
+                else:
+                    pos = jnp.arange(size)
+                    view.buf.data = jnp.where((pos >= f) & (pos < f + n), full, data)
+                return
             if add:
                 vals_ = lax.dynamic_slice(data, (first,), (n,)) + vals
             else:
@@ -860,7 +875,8 @@ class _Vector:
         if self.rows is not None:
             s, e = self.cols[loop]
             block = self.rows[..., s:e].reshape(self.prefix + (n, (e - s) // n))
-            child.rows = self.lo.jnp.flip(block, axis=-2)  # its first trip pops the last row
+            child.rows = reverse(self.lo.jnp, block, block.ndim - 2)  # its first trip pops the
+            # last row
             child.assign_columns()
         return child.run()
 
@@ -931,7 +947,7 @@ class _Vector:
             W = _Vector.width_of(self.nest, self.plan)
             start = tape.move(lo, -self.n * W)
             rows = take(lo, tape, start, self.n * W).reshape(self.n, W)
-            self.rows = rows[::-1]  # trip k pops what the k-th last trip pushed
+            self.rows = reverse(jnp, rows, 0)  # trip k pops what the k-th last trip pushed
             self.assign_columns()
         skip = self.nest.skip
         for inner in body.ops:
@@ -1019,6 +1035,14 @@ class _Vector:
                                     self.prefix[:-1])
             out.append(f(init, total).astype(t.np_dtype))
         return out
+
+
+def reverse(jnp, x, axis):
+    """``x`` reversed along ``axis``, as a gather: XLA's SPMD partitioner miscompiled
+    programs of ours holding ``rev`` of sharded values (wrong gradients on 8 devices, right on
+    one), and a gather of reversed indices does not hit it."""
+    n = x.shape[axis]
+    return jnp.take(x, jnp.arange(n - 1, -1, -1), axis=axis)
 
 
 def _scatter(jnp, view, pos, vals, add, mask):
