@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "backend", "cache",
-                     "deterministic", "parallel")
+                     "deterministic", "parallel", "in_shardings", "out_shardings")
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,11 @@ class Options:
     (reductions combine fixed blocks of iterations in order; a loop that would need float atomic
     adds runs serially).  ``parallel``: NumPy array expressions, ufuncs and reductions over
     large arrays run on every core too (their outer loops become parallel loops, run on one
-    thread below about 16,000 elements); ``prange`` loops run in parallel either way."""
+    thread below about 16,000 elements); ``prange`` loops run in parallel either way.
+    ``in_shardings``/``out_shardings`` (``backend="xla"`` only, as in ``jax.jit``): a
+    ``jax.sharding.Sharding`` for every array argument (result), or a tuple with one (or None)
+    per argument (result): arguments are placed so before the call (XLA partitions the
+    program), results are placed so after it."""
 
     fastmath: bool = False
     boundscheck: bool = True
@@ -35,6 +39,19 @@ class Options:
     backend: str = field(default_factory=lambda: default_backend())
     deterministic: bool = False
     parallel: bool = False
+    in_shardings: object = None
+    out_shardings: object = None
+
+    def __post_init__(self):
+        for name in ("in_shardings", "out_shardings"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if self.backend != "xla":
+                raise ValueError(f"{name}= places arrays on JAX devices: it needs "
+                                 "backend='xla'")
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
 
 
 def default_backend() -> str:
@@ -58,7 +75,8 @@ def transform_options(**kw) -> Options:
                    memory_limit=None if limit is None else int(limit),
                    backend=backend_name(kw.get("backend")),
                    deterministic=bool(kw.get("deterministic", False)),
-                   parallel=bool(kw.get("parallel", False)))
+                   parallel=bool(kw.get("parallel", False)),
+                   in_shardings=kw.get("in_shardings"), out_shardings=kw.get("out_shardings"))
 
 
 def backend_name(backend) -> str:

@@ -87,7 +87,7 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
         return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
 
     def wrapper(*args, **kwargs):
-        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs))
+        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs), comp.options)
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
@@ -229,7 +229,7 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
         return (g, value[1]) if has_aux else g
 
     def wrapper(*args, **kwargs):
-        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs))
+        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs), comp.options)
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"

@@ -84,7 +84,7 @@ class JitFunction(functools.partial):
                 self._install(key, noalias, spec)
             return spec(args)
 
-        return retrying(self.py_func, attempt, args)
+        return retrying(self.py_func, attempt, args, self.options)
 
     def _compile(self, args, key, noalias):
         try:
@@ -178,7 +178,8 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,
-        disable=(), backend=None, deterministic: bool = False, parallel: bool = False):
+        disable=(), backend=None, deterministic: bool = False, parallel: bool = False,
+        in_shardings=None, out_shardings=None):
     """Compile ``fn`` to native code, one specialization per argument-type signature.
 
     Use bare (``@zymase.jit``) or with options (``@zymase.jit(fastmath=True)``).  See
@@ -189,7 +190,8 @@ def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: boo
         register_backend(backend)
     options = Options(fastmath=fastmath, boundscheck=boundscheck, cache=cache,
                       disable=frozenset(disable), backend=backend_name(backend),
-                      deterministic=bool(deterministic), parallel=bool(parallel))
+                      deterministic=bool(deterministic), parallel=bool(parallel),
+                      in_shardings=in_shardings, out_shardings=out_shardings)
     get_backend(options.backend)  # an unknown name fails here, not at the first call
     if fn is None:
         return lambda f: JitFunction(f, options)

@@ -12,17 +12,26 @@ import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import flatten_arg, foreign_inputs, param_template, place_like
+from ..frontend.args import (flatten_arg, foreign_inputs, param_template, place_like,
+                             place_with, shard_arguments)
 from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
 
 
-def retrying(fn, attempt, args):
+def retrying(fn, attempt, args, options=None):
     """``attempt(args)`` for a transform of ``fn``, again when another thread rebound a global
-    array between finding the compiled code and calling it; errors without zymase's frames."""
+    array between finding the compiled code and calling it; errors without zymase's frames.
+    ``options``' shardings place the arguments before and the results after."""
+    shardings = options is not None and (options.in_shardings is not None or
+                                         options.out_shardings is not None)
+    if shardings and options.in_shardings is not None:
+        args = shard_arguments(args, options.in_shardings)
     for _ in range(REBOUND_RETRIES):
         try:
-            return on_inputs_devices(attempt(args), args)
+            out = attempt(args)
+            if shardings and options.out_shardings is not None:
+                return place_with(out, options.out_shardings)
+            return on_inputs_devices(out, args)
         except ZymaseError as e:
             raise e.with_traceback(None) from None
         except Rebound:

@@ -146,10 +146,11 @@ def place_like(result, inputs: list):
 
     def put(x):
         if isinstance(x, np.ndarray):
-            for a in inputs:
-                if a.shape == x.shape:
-                    return jax.device_put(x, a.sharding)
-            return jax.device_put(x, next(iter(inputs[0].devices())))
+            with jax.enable_x64(True):  # (float64 stays float64, whatever JAX's setting)
+                for a in inputs:
+                    if a.shape == x.shape:
+                        return jax.device_put(x, a.sharding)
+                return jax.device_put(x, next(iter(inputs[0].devices())))
         if type(x) in (tuple, list):
             return type(x)(put(v) for v in x)
         if type(x) is dict:
@@ -157,6 +158,49 @@ def place_like(result, inputs: list):
         return x
 
     return put(result)
+
+
+def _per_item(shardings, n: int, what: str) -> list:
+    if isinstance(shardings, (tuple, list)):
+        if len(shardings) != n:
+            raise ValueError(f"{what} has {len(shardings)} entries for {n} values")
+        return list(shardings)
+    return [shardings] * n
+
+
+def shard_arguments(args: tuple, shardings) -> tuple:
+    """``in_shardings=``: each array argument placed with its sharding (a ``jax.Array``,
+    viewed as ``call_arguments`` views one)."""
+    import jax  # lazy: only reached with shardings, which need JAX
+
+    out = []
+    for k, (a, s) in enumerate(zip(args, _per_item(shardings, len(args), "in_shardings"))):
+        if s is not None and isinstance(a, np.ndarray):
+            with jax.enable_x64(True):  # (float64 stays float64, whatever JAX's setting)
+                a = jax.device_put(foreign_array(a) if foreign_array(a) is not None else a, s)
+            a = host_view(a, f"argument {k}")
+        out.append(a)
+    return tuple(out)
+
+
+def place_with(result, shardings):
+    """``out_shardings=``: the result's arrays placed with their shardings."""
+    import jax  # lazy: only reached with shardings, which need JAX
+
+    def put(x, s):
+        if s is None:
+            return x
+        if isinstance(x, (np.ndarray, jax.Array)):
+            with jax.enable_x64(True):
+                return jax.device_put(x, s)
+        if type(x) in (tuple, list):
+            return type(x)(put(v, s) for v in x)
+        return x
+
+    if isinstance(shardings, (tuple, list)) and type(result) in (tuple, list):
+        return type(result)(put(r, s) for r, s in
+                            zip(result, _per_item(shardings, len(result), "out_shardings")))
+    return put(result, shardings)
 
 
 _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> (signature, ...)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from ..ir.builder import Builder
 from ..ir.core import LOOP, MAY_RAISE, READS, VIEW, WRITES, Block, Func, Module, Op, Region, Value
 from ..ir.ops import Alloc, AndI, ArrayConst, CmpI, For, If, OrI
-from ..ir.roots import written_buffers
+from ..ir.roots import array_roots, written_buffers
 from ..ir.types import ArrayType, ScalarType
 from .rewrite import (
     Effects,
@@ -190,8 +190,12 @@ def written_arguments(func: Func, module: Module | None) -> list[int]:
     there: writing through them would change bytes objects or fault on read-only mappings."""
     written = {root(v) for v in written_arrays(func, Effects(module))}
     args = [a for a in func.args if isinstance(a.type, ArrayType)]
-    if any(root_kind(v, func) == "unknown" for v in written):
-        written |= set(args)
+    unknown = [v for v in written if root_kind(v, func) == "unknown"]
+    if unknown:  # the buffers a loop or branch may carry there (alias roots)
+        roots = array_roots(func)
+        for v in unknown:
+            found = roots.get(v)
+            written |= set(args) if found is None else {a for a in found if a in args}
     return [k for k, a in enumerate(func.args) if a in written]
 
 

@@ -65,6 +65,13 @@ class XlaExecutable(Executable):
                tuple((g.dtype.str, g.shape) for g in globals_))
         dynamic = [_operand(a) if isinstance(t, ArrayType) else t.np_dtype.type(a)
                    for t, a, s in zip(self.arg_types, flat, static) if s is None]
+        placed = {x.shape: x.sharding for x in dynamic
+                  if not isinstance(x, (np.ndarray, np.generic))}
+        if placed:  # NumPy operands (gradients' shadows) sharded like a sharded one's shape
+            jax = _jax()
+            with jax.enable_x64(True):  # (float64 stays float64)
+                dynamic = [jax.device_put(x, placed[x.shape]) if isinstance(x, np.ndarray)
+                           and x.shape in placed else x for x in dynamic]
         dynamic += [np.ascontiguousarray(g) for g in globals_]
         return static, key, dynamic
 
