@@ -99,7 +99,7 @@ def _copies(args):
 
 
 def explain_command(target: str, arg_exprs, stages, llvm: bool, transform: str = "jit",
-                    argnums=(0,)) -> int:
+                    argnums=(0,), backend=None) -> int:
     """``zymase explain FILE:FUNCTION ARG...``: load FILE, evaluate each ARG, print the IR."""
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
@@ -124,7 +124,8 @@ def explain_command(target: str, arg_exprs, stages, llvm: bool, transform: str =
             print(f"zymase explain: cannot evaluate argument {text!r}: {e}", file=sys.stderr)
             return 2
     try:
-        explain(fn, *values, stages=stages, llvm=llvm, transform=transform, argnums=argnums)
+        explain(fn, *values, stages=stages, llvm=llvm, transform=transform, argnums=argnums,
+                backend=backend)
     except ZymaseError as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -147,12 +148,15 @@ def main(argv=None) -> int:
                     help="what to compile: the function (jit) or a derivative of it")
     ex.add_argument("--argnums", default="0",
                     help="the arguments a derivative is taken with respect to, e.g. 0,1")
+    ex.add_argument("--backend", default=None,
+                    help="compile for this backend (xla: also print how each loop was "
+                         "lowered and the StableHLO)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()
     if args.command == "explain":
         return explain_command(args.target, args.args, args.stages, args.llvm, args.transform,
-                               tuple(int(k) for k in args.argnums.split(",")))
+                               tuple(int(k) for k in args.argnums.split(",")), args.backend)
     parser.print_help()
     return 0
 

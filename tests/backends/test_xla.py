@@ -305,3 +305,62 @@ def test_without_jax_the_backend_says_what_to_install(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+def _sweep(u, c):
+    v = u.copy()
+    prev = v[0]
+    for i in range(1, v.shape[0] - 1):
+        cur = v[i]
+        v[i] = cur + c[i] * (prev - 2.0 * cur + v[i + 1])
+        prev = cur
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i] * v[i]
+    return s
+
+
+def test_explain_shows_how_each_loop_was_lowered_and_the_stablehlo():
+    u, c = np.linspace(0.0, 1.0, 8), np.full(8, 0.2)
+    text = zymase.explain(_sweep, u, c, transform="grad", argnums=(0, 1), backend="xla",
+                          stages=["xla"], file=open(os.devnull, "w"))
+    line = _sweep.__code__.co_firstlineno
+    assert f"test_xla.py:{line + 3}:5: raised to array operations" in text, text[:800]
+    assert "stablehlo." in text and "func.func public @main" in text
+    assert np.array_equal(u, np.linspace(0.0, 1.0, 8))  # (ran on copies)
+    with pytest.raises(ValueError, match="transform='jit', 'grad', 'jvp' or 'hvp'"):
+        zymase.explain(_sweep, u, c, transform="vjp", backend="xla", stages=["xla"],
+                       file=open(os.devnull, "w"))
+
+
+def test_jax_arrays_in_jax_arrays_out():
+    jnp = jax.numpy
+    with jax.enable_x64(True):
+        u, c = jnp.linspace(0.0, 1.0, 8), jnp.full(8, 0.2)
+    want = zymase.grad(_sweep, argnums=(0, 1))(np.asarray(u), np.asarray(c))
+    for backend in ("xla", "cpu"):
+        got = zymase.grad(_sweep, argnums=(0, 1), backend=backend)(u, c)
+        assert all(isinstance(g, jax.Array) and g.dtype == np.float64 for g in got)
+        for g, w in zip(got, want):
+            _close(g, w)
+    assert isinstance(zymase.jit(_fill_twice, backend="xla")(u), jax.Array)
+
+
+def test_a_jax_array_is_not_written_in_place():
+    with jax.enable_x64(True):
+        x = jax.numpy.ones(4)
+    out = jax.numpy.zeros(4)
+    with pytest.raises(ZymaseError, match="not writeable"):
+        zymase.jit(_fill, backend="xla")(x, out)
+
+
+def test_shardings_need_the_xla_backend():
+    with pytest.raises(ValueError, match="needs backend='xla'"):
+        zymase.jit(_sweep, in_shardings=None, out_shardings=jax.devices()[0])
+
+
+def _fill_twice(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = 2.0 * x[i]
+    return out

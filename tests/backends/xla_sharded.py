@@ -37,7 +37,7 @@ def heat(u0, c, T):
     u = u0.copy()
     new = np.empty_like(u)
     n = u.shape[0]
-    for t in range(T):
+    for _ in range(T):
         new[0] = u[0]
         new[n - 1] = u[n - 1]
         for i in range(1, n - 1):

@@ -13,10 +13,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 
+import numpy as np
+
 from ..backends.registry import get_backend, register_backend
+from ..backends.xla import backend as xla_backend
 from ..driver.cache import shared
 from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
@@ -26,6 +30,8 @@ from ..frontend.args import call_arguments
 from ..frontend.source import python_function
 from ..ir.printer import print_module
 from ..options import Options, backend_name
+from .grad import grad, jvp
+from .jacobians import hvp
 from .values import retrying
 
 
@@ -131,7 +137,7 @@ EXPLAINED = {"jit": "primal", "grad": "rev", "jvp": "fwd", "vjp": "rev-split", "
 
 
 def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: str = "jit",
-            argnums=0) -> str:
+            argnums=0, backend=None) -> str:
     """Print (and return) the IR of ``fn`` for these arguments after each compiler stage.
 
     ``transform``: what is compiled: ``"jit"`` (the function itself), ``"grad"`` (reverse mode),
@@ -139,7 +145,9 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
     reverse), with respect to ``argnums``.  ``stages`` limits the output to some stage names
     (``frontend``, each pass name, ``forward``, ``reverse``, ``lifetime``: the stages of
     ``zymase/driver/pipeline.py``); ``llvm=True`` adds the LLVM IR (the CPU backend's listing).
-    Locations show the user's file:line:col.
+    Locations show the user's file:line:col.  ``backend="xla"`` adds the stage ``xla``: how each
+    loop was lowered (raised to array operations, or kept as a ``lax.fori_loop`` and why) and
+    the StableHLO XLA compiles (the transform runs once, on copies of the arguments).
 
         >>> zymase.explain(f, x, n)                       # doctest: +SKIP
         // ---- after frontend ----
@@ -150,6 +158,8 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
     if transform not in EXPLAINED:
         raise ValueError(f"transform must be one of {', '.join(EXPLAINED)}, not {transform!r}")
     options = fn.options if isinstance(fn, JitFunction) else Options()
+    if backend is not None:
+        options = dataclasses.replace(options, backend=backend_name(backend))
     py = python_function(fn)
     args = call_arguments(py, args)
     out = []
@@ -170,11 +180,38 @@ def explain(fn, *args, stages=None, llvm: bool = False, file=None, transform: st
             req = Request(EXPLAINED[transform], tuple(k % len(args) for k in nums),
                           primal=transform != "grad")
             compile_derivative(py, args, req, options, dump=dump)
+        if options.backend == "xla" and (stages is None or "xla" in stages):
+            listing = _xla_listing(py, args, options, transform, argnums)
+            out.append(f"// ---- after xla ----\n{listing}")
     except ZymaseError as e:
         raise e.with_traceback(None) from None
     text = "\n".join(out)
     print(text, file=file or sys.stdout)
     return text
+
+
+def _xla_listing(py, args, options, transform, argnums) -> str:
+    """Run the transform once on copies of ``args`` with the XLA backend; what it compiled."""
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kw = dict(fastmath=options.fastmath, boundscheck=options.boundscheck, backend="xla")
+    with xla_backend.recording() as seen:
+        if transform == "jit":
+            JitFunction(py, options)(*copies)
+        elif transform == "grad":
+            grad(py, argnums=argnums, **kw)(*copies)
+        elif transform in ("jvp", "hvp"):
+            nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+            ones = [np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in copies]
+            if transform == "jvp":
+                tangents = [t if k in nums else None for k, t in enumerate(ones)]
+                jvp(py, copies, tangents, **kw)
+            else:
+                hvp(py, argnums=nums[0], **kw)(*copies, ones[nums[0]])
+        else:
+            raise ValueError(f"explain(backend='xla') shows transform='jit', 'grad', 'jvp' "
+                             f"or 'hvp', not {transform!r}")
+    ex, flat, globals_ = seen[-1]
+    return ex.listing(flat, globals_)
 
 
 def jit(fn=None, *, fastmath: bool = False, boundscheck: bool = True, cache: bool = False,

@@ -12,8 +12,14 @@ import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import (flatten_arg, foreign_inputs, param_template, place_like,
-                             place_with, shard_arguments)
+from ..frontend.args import (
+    flatten_arg,
+    foreign_inputs,
+    param_template,
+    place_like,
+    place_with,
+    shard_arguments,
+)
 from ..frontend.captures import REBOUND_RETRIES, Rebound, rebound_error
 from ..frontend.typing import Array, Scalar, Struct, Tup, TupList
 

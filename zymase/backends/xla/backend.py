@@ -19,6 +19,7 @@ copied back into them.  JAX is an optional dependency: without it the backend sa
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 
@@ -42,6 +43,21 @@ def _jax():
     return jax
 
 
+_RECORDING: list = []  # (while ``recording``) lists the calls are appended to
+
+
+@contextlib.contextmanager
+def recording():
+    """The calls of XLA executables while the block runs: (executable, flat arguments,
+    globals) each (``explain``)."""
+    seen: list = []
+    _RECORDING.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDING.remove(seen)
+
+
 class XlaExecutable(Executable):
     def __init__(self, module: Module, name: str):
         f = module[name]
@@ -49,6 +65,7 @@ class XlaExecutable(Executable):
         self.arg_types, self.result_types = list(f.arg_types), list(f.result_types)
         self.written = tuple(written_arguments(f, module))
         self._computations: dict = {}
+        self.notes: dict = {}  # computation key -> how its loops were lowered
         self._capacity: dict = {}  # signature -> tape slots its last run needed
         self._lock = threading.Lock()
 
@@ -84,22 +101,28 @@ class XlaExecutable(Executable):
             if found is None:
                 shapes = {k: a.shape for k, a in enumerate(flat) if isinstance(a, np.ndarray)}
                 found = self._computations[(key, capacity)] = self._build(
-                    jax, static, shapes, globals_, capacity)
+                    jax, static, shapes, globals_, capacity, key)
         return found + (capacity,)
 
     def listing(self, flat: list, globals_: list = (), compiled: bool = False) -> str:
         """The XLA computation for these arguments: StableHLO as lowered, or (``compiled``)
-        the HLO XLA optimized (``zymase.explain(..., backend="xla")``)."""
+        the HLO XLA optimized (``zymase.explain(..., backend="xla")``), after a list of how
+        each loop was lowered."""
         jax = _jax()
         static, key, dynamic = self._prepare(flat, globals_)
         with jax.enable_x64(True):
             fn = self._computation(jax, static, key, flat, globals_)[0]
             lowered = fn.lower(*dynamic)
-            return lowered.compile().as_text() if compiled else lowered.as_text()
+            text = lowered.compile().as_text() if compiled else lowered.as_text()
+        notes = sorted(self.notes.get(key, {}).values(), key=lambda n: (n[0].line, n[0].col))
+        head = "".join(f"// {loc}: {how}\n" for loc, how in notes)
+        return head + text
 
     def call(self, flat: list, globals_: list = ()) -> list:
         jax = _jax()
         self.refuse_read_only(flat)
+        for seen in _RECORDING:
+            seen.append((self, list(flat), list(globals_)))
         static, key, dynamic = self._prepare(flat, globals_)
         with jax.enable_x64(True):
             while True:
@@ -120,7 +143,7 @@ class XlaExecutable(Executable):
         on_device = any(foreign_array(a) is not None for a in flat if isinstance(a, np.ndarray))
         return [_result(t, v, on_device) for t, v in zip(self.result_types, outs)]
 
-    def _build(self, jax, static, shapes, globals_, capacity):
+    def _build(self, jax, static, shapes, globals_, capacity, key=None):
         """The jitted computation for arguments of these shapes and integer values, and the
         table of the errors it may report (filled while it is traced)."""
         from .lower import Lowering, View, c_strides  # lazy: needs JAX
@@ -152,6 +175,7 @@ class XlaExecutable(Executable):
                 buf = lo.new_buf(x.reshape(-1), "global")
                 lo.globals_.append(View(buf, 0, g.shape, c_strides(g.shape)))
             out = lo.run(name, args)
+            self.notes[key] = lo.notes
             results = [lo.read(v) if isinstance(t, ArrayType) else jnp.asarray(v, t.np_dtype)
                        for t, v in zip(self.result_types, out)]
             status = jnp.stack([jnp.asarray(x, jnp.int64) for x in

@@ -36,7 +36,7 @@ from ...ir.interp import HANDLERS as EXACT
 from ...ir.roots import array_roots, written_buffers
 from ...ir.types import ArrayType
 from .buffers import Buf, ChoiceBuf, View, c_strides
-from .raise_loops import check, raisable, run_raised
+from .raise_loops import Plan, check, run_raised, why_not
 from .tape import TAPE_RULES, Tape
 
 MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond it)
@@ -59,6 +59,10 @@ class Lowering:
         self.raised: dict = {}  # loop -> whether its iterations are independent
         self.mask = None  # (a raised loop's branch: where its checks may fail)
         self.need = None  # Buf: the most slots a tape needed
+        self.notes: dict = {}  # loop -> how it was lowered (``explain``)
+
+    def note(self, op, how: str) -> None:
+        self.notes.setdefault(op, (op.loc, how))
 
     # -- values
 
@@ -503,11 +507,13 @@ def _for(lo, op, args, env):
         lb_, ub_, st_ = (jnp.asarray(x, jnp.int64) for x in (lb, ub, step))
         n = jnp.maximum(0, jnp.where(st_ > 0, (ub_ - lb_ + st_ - 1) // st_,
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
-    plan = raisable(op, lo.raised, lambda v: bool(env[v]) if v in env and lo.known(env[v])
-                    else None) if isinstance(n, int) else None
-    checked = check(lo, op, plan, env, step, n) if plan is not None else None
-    if checked is not None:
+    plan = why_not(op, lo.raised, lambda v: bool(env[v]) if v in env and lo.known(env[v])
+                   else None) if isinstance(n, int) else "its trip count depends on the data"
+    checked = check(lo, op, plan, env, step, n) if isinstance(plan, Plan) else plan
+    if not isinstance(checked, str):
+        lo.note(op, "raised to array operations")
         return run_raised(lo, op, plan, checked, env, lb, step, n) if n else list(inits)
+    lo.note(op, f"lax.fori_loop: {checked}")
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
     written = [False] * len(types)
@@ -563,6 +569,7 @@ def _result_view(lo, t, v, shape):
 
 
 def _while(lo, op, args, env):
+    lo.note(op, "lax.while_loop")
     lax, jnp = lo.lax, lo.jnp
     before, after = op.regions[0].block, op.regions[1].block
     btypes = [a.type for a in before.args]

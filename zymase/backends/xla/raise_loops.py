@@ -448,10 +448,10 @@ class Checked:
 
 def check(lo, op, plan: Plan, env, step, n):
     """The traced part of the conditions above, on the buffers the loop's arrays are in: a
-    ``Checked``, or None."""
+    ``Checked``, or why not (a sentence)."""
     trips = {op: (None, step, n)}
     if not _inner_trips(lo, plan, env, trips):
-        return None
+        return "an inner loop's bounds are not known when the function is traced"
     out = Checked(trips)
     stores, loads, adds = list(plan.stores), list(plan.loads), list(plan.adds)
     touched = set()
@@ -471,35 +471,36 @@ def check(lo, op, plan: Plan, env, step, n):
             stores.append(st)
             loads.append(lda)
         else:
-            return None
+            return "it adds into an array it also reads or stores"
     views: dict = {}
     for acc in stores:
         v = env[acc.array]
         if any(v.strides[d] == 0 or _offset(env, lo, off) is None for d, off in acc.levels):
-            return None
+            return "a store's offset is not known when the function is traced"
         if not isinstance(v.buf, Buf):
-            return None
+            return "it stores into an array chosen when the function runs"
         for other in views.get(v.buf, ()):  # stores into one buffer: other known rows
             if not _other_rows(lo, env, acc, other):
-                return None
+                return "two stores may write the same element"
         views.setdefault(v.buf, []).append(acc)
     added = set()
     for a in adds:
         added |= _parts(env[a].buf)
     if added & set(views):
-        return None
+        return "it adds into an array it also stores into"
     for ld in loads:
         parts = _parts(env[ld.array].buf)
         if parts & added:
-            return None
+            return "it reads an array it adds into"
         if not isinstance(env[ld.array].buf, Buf) and parts & set(views):
-            return None  # a buffer chosen when the function runs, one the loop writes
+            return "it reads an array chosen when the function runs, one it writes"
         for st in views.get(env[ld.array].buf, ()):
             if len(st.path) == 1 and ld.path == st.path:
-                if not _reads_old(lo, env, ld, st, step, n):
-                    return None
-            elif not _reads_old_nested(lo, env, ld, st, trips):
-                return None
+                ok = _reads_old(lo, env, ld, st, step, n)
+            else:
+                ok = _reads_old_nested(lo, env, ld, st, trips)
+            if not ok:
+                return f"line {ld.op.loc.line} may read what an earlier trip writes"
     return out
 
 
