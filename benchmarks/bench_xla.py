@@ -1,12 +1,10 @@
-"""``backend="xla"`` against JAX's own jitted gradient and zymase's CPU backend, side by side in
-one run, one thread, float64: the gradient of every corpus problem (``../shared/bench``) that the
-XLA backend runs, at one size.
+"""``backend="xla"`` against JAX's own jitted code and zymase's CPU (LLVM) backend, side by side
+in one run, one thread, float64: the primal and the gradient of every corpus problem
+(``../shared/bench``) at one size.  JAX runs the idiomatic peers of ``../shared/bench/peers``
+(``jax.jit(f)`` and ``jax.jit(jax.grad(f))``); zymase runs the plain-Python problem.
 
-The XLA backend lowers zymase's loops as they are (``fori_loop``/``while_loop`` over scalar
-updates of buffers); loops are not yet raised to array operations, so element-wise loops run
-one element at a time inside XLA.
-
-    taskset -c 0 python benchmarks/bench_xla.py [small|medium]   (results/xla_SIZE.md)
+    taskset -c 0 python benchmarks/bench_xla.py [small|medium] [PROBLEM...]
+    (writes results/xla_SIZE.md)
 """
 
 from __future__ import annotations
@@ -25,42 +23,61 @@ import zymase  # noqa: E402
 PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "rk4")
 
 
-def jax_grad(name, mod, args):
+def jax_peer(name, mod, args, grad: bool):
     import jax
 
     run_peers = peer_module("run_peers")
     impl = getattr(peer_module("jax_peers"), name)
     dyn_idx, act, merge = run_peers.split_args(mod, args)
-    dyn = [jax.numpy.asarray(args[i]) for i in dyn_idx]
-    g = jax.jit(jax.grad(lambda *d: impl(*merge(d)), argnums=act)).lower(*dyn).compile()
-    return lambda: jax.block_until_ready(g(*dyn))
+    with jax.enable_x64(True):
+        dyn = [jax.numpy.asarray(args[i]) for i in dyn_idx]
+        f = (lambda *d: impl(*merge(d)))
+        f = jax.jit(jax.grad(f, argnums=act) if grad else f).lower(*dyn).compile()
+    return lambda: jax.block_until_ready(f(*dyn))
+
+
+def timed(fn, budget):
+    try:
+        return best_time(fn, budget)
+    except Exception:  # (a peer JAX cannot run or differentiate)
+        return float("nan")
 
 
 def main():
     size = sys.argv[1] if len(sys.argv) > 1 else "small"
-    lines = [f"Gradient time, corpus at size {size!r} (one thread, float64):", "",
-             "| problem | zymase xla | zymase cpu | jax.jit(jax.grad) | xla / jax | xla / cpu |",
-             "|---|---|---|---|---|---|"]
-    for name in PROBLEMS:
+    names = sys.argv[2:] or PROBLEMS
+    budget = 1.0 if size == "small" else 3.0
+    lines = [f"Corpus at size {size!r}, one thread, float64; times are the best of repeated "
+             "calls.", "",
+             "| problem | primal: xla | cpu | jax.jit | xla / jax | gradient: xla | cpu | "
+             "jax.jit(grad) | xla / jax |", "|---|---|---|---|---|---|---|---|---|"]
+    for name in names:
         mod = corpus().load(name)
         args = mod.make_inputs(size)
         nums = tuple(mod.ACTIVE)
-        xla = zymase.grad(mod.primal, argnums=nums, backend="xla")
-        cpu = zymase.grad(mod.primal, argnums=nums)
-        got, want = xla(*args), cpu(*args)
-        assert all(np.allclose(g, w, rtol=1e-9) for g, w in zip(got, want)), name
-        t_xla = best_time(lambda: xla(*args), 1.0)
-        t_cpu = best_time(lambda: cpu(*args), 1.0)
+        px, pc = zymase.jit(mod.primal, backend="xla"), zymase.jit(mod.primal)
+        gx = zymase.grad(mod.primal, argnums=nums, backend="xla")
+        gc = zymase.grad(mod.primal, argnums=nums)
+        assert np.allclose(px(*args), pc(*args), rtol=1e-9), name
+        assert all(np.allclose(g, w, rtol=1e-9) for g, w in zip(gx(*args), gc(*args))), name
+        t = [timed(lambda: px(*args), budget), timed(lambda: pc(*args), budget)]
         try:
-            t_jax = best_time(jax_grad(name, mod, args), 1.0)
-        except Exception:  # (a peer JAX cannot differentiate)
-            t_jax = float("nan")
-        lines.append(f"| {name} | {1e3 * t_xla:.3f} ms | {1e3 * t_cpu:.3f} ms | "
-                     f"{1e3 * t_jax:.3f} ms | {t_xla / t_jax:.1f}x | {t_xla / t_cpu:.1f}x |")
+            t.append(timed(jax_peer(name, mod, args, False), budget))
+        except Exception:
+            t.append(float("nan"))
+        t += [timed(lambda: gx(*args), budget), timed(lambda: gc(*args), budget)]
+        try:
+            t.append(timed(jax_peer(name, mod, args, True), budget))
+        except Exception:
+            t.append(float("nan"))
+        ms = [f"{1e3 * x:.3f} ms" for x in t]
+        lines.append(f"| {name} | {ms[0]} | {ms[1]} | {ms[2]} | {t[0] / t[2]:.1f}x | "
+                     f"{ms[3]} | {ms[4]} | {ms[5]} | {t[3] / t[5]:.1f}x |")
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
-    with open(os.path.join(HERE, "results", f"xla_{size}.md"), "w") as fh:
-        fh.write(text)
+    if not sys.argv[2:]:
+        with open(os.path.join(HERE, "results", f"xla_{size}.md"), "w") as fh:
+            fh.write(text)
 
 
 if __name__ == "__main__":

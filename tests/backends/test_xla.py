@@ -238,8 +238,13 @@ def test_what_xla_cannot_run_is_refused_at_the_line():
     with pytest.raises(UnsupportedError, match=r"test_xla.py:\d+:\d+: the XLA backend needs "
                                                "every array size"):
         zymase.jit(_sized_by_data, backend="xla")(np.array([3.0]))
+    # a loop of many trips carries its arrays by value: refused where that shows
     with pytest.raises(UnsupportedError, match="writes into one that may be an argument"):
-        zymase.jit(_swap_argument, backend="xla")(np.ones(5), 3)
+        zymase.jit(_swap_argument, backend="xla")(np.ones(5), 300)
+    # a few trips are traced one by one (unrolled): the arrays stay what they are
+    a, b = np.linspace(0.0, 1.0, 6), np.linspace(0.0, 1.0, 6)
+    _close(zymase.jit(_swap_argument, backend="xla")(a, 3), zymase.jit(_swap_argument)(b, 3))
+    _close(a, b)  # (the argument, written on the second trip)
     # the same loop in a helper: the helper's argument is the caller's buffer
     x = np.linspace(0.0, 1.0, 8)
     try:

@@ -101,7 +101,7 @@ def main():
     rng = np.random.default_rng(0)
 
     # a halo stencil, inputs sharded, primal and gradient
-    n, T = 1024, 20
+    n, T = 1024, 40  # (40 steps: a fori_loop, not unrolled)
     u0, c = rng.standard_normal(n), 0.1 + 0.2 * rng.random(n)
     with jax.enable_x64(True):
         U, C = jax.device_put(u0, rows), jax.device_put(c, rows)
@@ -118,7 +118,7 @@ def main():
                        "f64_sizes": buffer_sizes(compiled_text(f, U, C, T))},
         "grad_hlo": {"collectives": collectives(compiled_text(g, U, C, T)),
                      "f64_sizes": buffer_sizes(compiled_text(g, U, C, T))},
-        "n": n,
+        "n": n, "steps": T,
     }
 
     # in_shardings= with NumPy arguments, out_shardings= replicated

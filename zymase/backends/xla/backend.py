@@ -104,6 +104,15 @@ class XlaExecutable(Executable):
                     jax, static, shapes, globals_, capacity, key)
         return found + (capacity,)
 
+    def compiled(self, flat: list, globals_: list = ()):
+        """The computation for these arguments as XLA compiled it (a JAX ``Compiled``:
+        ``as_text()``, ``memory_analysis()``, ``cost_analysis()``)."""
+        jax = _jax()
+        static, key, dynamic = self._prepare(flat, globals_)
+        with jax.enable_x64(True):
+            fn = self._computation(jax, static, key, flat, globals_)[0]
+            return fn.lower(*dynamic).compile()
+
     def listing(self, flat: list, globals_: list = (), compiled: bool = False) -> str:
         """The XLA computation for these arguments: StableHLO as lowered, or (``compiled``)
         the HLO XLA optimized (``zymase.explain(..., backend="xla")``), after a list of how
@@ -155,6 +164,7 @@ class XlaExecutable(Executable):
         def computation(*dynamic):
             it = iter(dynamic)
             lo = Lowering(module, jax, errors)
+            lo.sharded = bool(key and key[-1])
             lo.err = (jnp.int64(0), jnp.int64(0), jnp.int64(0))
             lo.capacity = capacity
             lo.need = lo.new_buf(jnp.zeros(1, jnp.int64), "need")

@@ -40,6 +40,10 @@ from .raise_loops import Plan, check, run_raised, why_not
 from .tape import TAPE_RULES, Tape
 
 MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond it)
+# a loop with a known trip count that is not raised is traced once per trip (each with its
+# index known: conditions on it fold, offsets are static) when it has at most UNROLL_TRIPS trips
+# and trips x body ops is at most UNROLL_OPS (a loop over layers, over x/y/z)
+UNROLL_TRIPS, UNROLL_OPS = 8, 1200
 
 
 class Lowering:
@@ -60,6 +64,8 @@ class Lowering:
         self.mask = None  # (a raised loop's branch: where its checks may fail)
         self.need = None  # Buf: the most slots a tape needed
         self.notes: dict = {}  # loop -> how it was lowered (``explain``)
+        self.sizes: dict = {}  # loop -> ops in its body (unrolling)
+        self.sharded = False  # some operand is spread over several devices
 
     def note(self, op, how: str) -> None:
         self.notes.setdefault(op, (op.loc, how))
@@ -509,10 +515,19 @@ def _for(lo, op, args, env):
                                      (lb_ - ub_ - st_ - 1) // (-st_)))
     plan = why_not(op, lo.raised, lambda v: bool(env[v]) if v in env and lo.known(env[v])
                    else None) if isinstance(n, int) else "its trip count depends on the data"
-    checked = check(lo, op, plan, env, step, n) if isinstance(plan, Plan) else plan
+    checked = check(lo, op, plan, env, step, n, lb) if isinstance(plan, Plan) else plan
     if not isinstance(checked, str):
         lo.note(op, "raised to array operations")
         return run_raised(lo, op, plan, checked, env, lb, step, n) if n else list(inits)
+    if isinstance(n, int) and n <= UNROLL_TRIPS and n * _size(lo, op) <= UNROLL_OPS:
+        lo.note(op, f"unrolled ({n} trips: {checked})")
+        vals = list(inits)
+        for k in range(n):
+            env2 = dict(env)
+            env2[op.iv] = np.int64(int(lb) + k * int(step))
+            env2.update(zip(op.carried, vals))
+            vals = lo.block(op.body, env2)
+        return vals
     lo.note(op, f"lax.fori_loop: {checked}")
     shapes = [v.shape if isinstance(t, ArrayType) else None for v, t in zip(inits, types)]
     outer = list(lo.bufs)
@@ -551,6 +566,21 @@ def _for(lo, op, args, env):
     lo.err = err
     return [inits[j] if isinstance(inits[j], Tape) else _result_view(lo, t, v, s)
             for j, (t, v, s) in enumerate(zip(types, vals, shapes))]
+
+
+def _size(lo, op) -> int:
+    """Ops in ``op``'s body, its inner loops' bodies as often as they run when known."""
+    got = lo.sizes.get(op)
+    if got is None:
+        got = lo.sizes[op] = sum(1 for inner in op.body.ops for _ in _walk_op(inner))
+    return got
+
+
+def _walk_op(op):
+    yield op
+    for r in op.regions:
+        for o in r.block.ops:
+            yield from _walk_op(o)
 
 
 def _yield_value(lo, op, t, v, shape):

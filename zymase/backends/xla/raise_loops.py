@@ -446,10 +446,10 @@ class Checked:
         self.skip: set = set()
 
 
-def check(lo, op, plan: Plan, env, step, n):
+def check(lo, op, plan: Plan, env, step, n, lb=None):
     """The traced part of the conditions above, on the buffers the loop's arrays are in: a
     ``Checked``, or why not (a sentence)."""
-    trips = {op: (None, step, n)}
+    trips = {op: (lb, step, n)}
     if not _inner_trips(lo, plan, env, trips):
         return "an inner loop's bounds are not known when the function is traced"
     out = Checked(trips)
@@ -479,8 +479,9 @@ def check(lo, op, plan: Plan, env, step, n):
             return "a store's offset is not known when the function is traced"
         if not isinstance(v.buf, Buf):
             return "it stores into an array chosen when the function runs"
-        for other in views.get(v.buf, ()):  # stores into one buffer: other known rows
-            if not _other_rows(lo, env, acc, other):
+        for other in views.get(v.buf, ()):  # stores into one buffer: other elements
+            if not (_other_rows(lo, env, acc, other) or
+                    _disjoint(lo, env, acc, other, trips)):
                 return "two stores may write the same element"
         views.setdefault(v.buf, []).append(acc)
     added = set()
@@ -502,6 +503,37 @@ def check(lo, op, plan: Plan, env, step, n):
             if not ok:
                 return f"line {ld.op.loc.line} may read what an earlier trip writes"
     return out
+
+
+def _positions(lo, env, acc: Access, trips):
+    """The flat positions a store writes over the whole nest (known offsets and indices, at
+    most 65536 of them), or None."""
+    v = env[acc.array]
+    if not lo.known(v.offset):
+        return None
+    dims = {d: (loop, off) for loop, (d, off) in zip(acc.path, acc.levels)}
+    pos = np.array([int(v.offset)], dtype=np.int64)
+    for k, i in enumerate(acc.index):
+        if k in dims:
+            loop, off = dims[k]
+            lb, step, n = trips[loop]
+            o = _offset(env, lo, off)
+            if o is None or not (lo.known(lb) and lo.known(step)) or pos.size * n > 65536:
+                return None
+            ks = (int(lb) + o + int(step) * np.arange(n)) * v.strides[k]
+        else:
+            x = _known(lo, env, i)
+            if x is None:
+                return None
+            ks = np.array([x * v.strides[k]])
+        pos = (pos[:, None] + ks[None, :]).ravel()
+    return pos
+
+
+def _disjoint(lo, env, a: Access, b: Access, trips) -> bool:
+    """Two stores into one buffer never write the same element (their positions known)."""
+    pa, pb = _positions(lo, env, a, trips), _positions(lo, env, b, trips)
+    return pa is not None and pb is not None and not np.intersect1d(pa, pb).size
 
 
 def _other_rows(lo, env, a: Access, b: Access) -> bool:
@@ -828,7 +860,7 @@ class _Vector:
         first = start if S > 0 else start + (n - 1) * S
         seg = lax.dynamic_slice(data, (jnp.asarray(first, jnp.int64),), (span,))[::abs(S)]
         shape[axis] = n
-        return (seg if S > 0 else reverse(jnp, seg, 0)).reshape(shape)
+        return (seg if S > 0 else reverse(self.lo, seg, 0)).reshape(shape)
 
     def write(self, op, view, idx, vals, add):
         """A store (or add) as an in-place slice update, returned as a function to run after
@@ -841,7 +873,7 @@ class _Vector:
         start, ((axis, n, S),) = w
         first = start if S > 0 else start + (n - 1) * S
         first = int(first) if lo.known(first) else jnp.asarray(first, jnp.int64)
-        vals = vals.reshape(-1) if S > 0 else reverse(jnp, vals.reshape(-1), 0)
+        vals = vals.reshape(-1) if S > 0 else reverse(self.lo, vals.reshape(-1), 0)
         if n > view.buf.data.shape[0]:
             return None
 
@@ -876,7 +908,7 @@ class _Vector:
         if self.rows is not None:
             s, e = self.cols[loop]
             block = self.rows[..., s:e].reshape(self.prefix + (n, (e - s) // n))
-            child.rows = reverse(self.lo.jnp, block, block.ndim - 2)  # its first trip pops the
+            child.rows = reverse(self.lo, block, block.ndim - 2)  # its first trip pops the
             # last row
             child.assign_columns()
         return child.run()
@@ -948,7 +980,7 @@ class _Vector:
             W = _Vector.width_of(self.nest, self.plan)
             start = tape.move(lo, -self.n * W)
             rows = take(lo, tape, start, self.n * W).reshape(self.n, W)
-            self.rows = reverse(jnp, rows, 0)  # trip k pops what the k-th last trip pushed
+            self.rows = reverse(lo, rows, 0)  # trip k pops what the k-th last trip pushed
             self.assign_columns()
         skip = self.nest.skip
         for inner in body.ops:
@@ -1038,12 +1070,15 @@ class _Vector:
         return out
 
 
-def reverse(jnp, x, axis):
-    """``x`` reversed along ``axis``, as a gather: XLA's SPMD partitioner miscompiled
-    programs of ours holding ``rev`` of sharded values (wrong gradients on 8 devices, right on
-    one), and a gather of reversed indices does not hit it."""
+def reverse(lo, x, axis):
+    """``x`` reversed along ``axis``; in a program with sharded operands, as a gather: XLA's
+    SPMD partitioner miscompiled programs of ours holding ``rev`` of sharded values (wrong
+    gradients on 8 devices, right on one), and a gather of reversed indices does not hit
+    it (on one device ``rev`` is faster)."""
+    if not lo.sharded:
+        return lo.lax.rev(x, (axis,))
     n = x.shape[axis]
-    return jnp.take(x, jnp.arange(n - 1, -1, -1), axis=axis)
+    return lo.jnp.take(x, lo.jnp.arange(n - 1, -1, -1), axis=axis)
 
 
 def _scatter(jnp, view, pos, vals, add, mask):
