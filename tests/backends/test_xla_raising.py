@@ -124,10 +124,30 @@ def scatter_add(u, c, idx):  # duplicates add up
     return np.sum(out * out)
 
 
+def masked_known(u, c):  # a reduction under a condition known when traced
+    s = 0.0
+    n = u.shape[0]
+    for i in range(n):
+        if n > 100:
+            s = s + u[i] * c[i]
+    return s + 1.0
+
+
+def masked_reads_carry(u, c):  # a carried sum read in the branch before its own term
+    s = 0.0
+    t = 0.0
+    for i in range(u.shape[0]):
+        if u[i] > 0.0:
+            t = t + s * c[i]
+            s = s + u[i]
+    return s + t
+
+
 CASES = [
     (sweep_with_prev, True), (forward_recurrence, False), (backward_recurrence, False),
     (backward_reads_old, True), (through_views, False), (through_views_ahead, True),
     (reductions, True), (shift_chain, True), (masked_branch, True), (rows, True),
+    (masked_known, True), (masked_reads_carry, True),
 ]
 
 

@@ -703,6 +703,10 @@ class _Vector:
             elif top not in self.done:  # (a value made in a branch: the whole if runs)
                 self.done.add(top)
                 self.eval(top)
+            elif v not in self.vals and v.owner.parent in self.masks:
+                # (asked for while its branch runs: a reduction's term, for a carried value
+                # read earlier in the branch)
+                self.eval(v.owner, self.masks[v.owner.parent])
             got = self.vals[v]
         else:
             got = self.around(v)
@@ -741,15 +745,19 @@ class _Vector:
         taken)."""
         jnp = self.lo.jnp
         _, red, e, where = kind
-        ev = self.vec(self.get(e), t)
         if where is None:
-            return ev
+            return self.vec(self.get(e), t)
         if_op, branch = where
         if if_op not in self.done:
             self.done.add(if_op)
             self.eval(if_op)
-        return jnp.where(self.masks[if_op.regions[branch].block], ev,
-                         _identity(REDUCTIONS[type(red)][0], t))
+        block = if_op.regions[branch].block
+        identity = _identity(REDUCTIONS[type(red)][0], t)
+        if block not in self.masks:  # (a branch known not taken)
+            return self.vec(identity, t)
+        ev = self.vec(self.get(e), t)
+        mask = self.masks[block]
+        return ev if mask is None else jnp.where(mask, ev, identity)
 
     def eval(self, inner, mask=None):
         """Compute ``inner``'s results; ``mask``: where it runs (an op in a branch), checks
@@ -764,7 +772,8 @@ class _Vector:
                 self.masks[blk] = mask
                 for s in blk.ops:
                     if not (s in self.nest.skip or isinstance(s, (ops.Yield, *EFFECTS,
-                                                                  ops.TapeReserve))):
+                                                                  ops.TapeReserve)) or
+                            (s.results and all(x in self.vals for x in s.results))):
                         self.eval(s, mask)
                 for res, v in zip(inner.results, blk.terminator.operands):
                     self.vals[res] = self.get(v)
@@ -775,7 +784,8 @@ class _Vector:
                 m = m if mask is None else mask & m
                 self.masks[r.block] = m
                 for s in r.block.ops:
-                    if s in self.nest.skip or isinstance(s, EFFECTS):
+                    if s in self.nest.skip or isinstance(s, EFFECTS) or \
+                            (s.results and all(x in self.vals for x in s.results)):
                         continue
                     if not isinstance(s, ops.Yield):
                         self.eval(s, m)
