@@ -143,11 +143,25 @@ def masked_reads_carry(u, c):  # a carried sum read in the branch before its own
     return s + t
 
 
+def running_max(u, c):  # if v > m: m = v (NaN entries skipped, as > skips them)
+    m = u[0]
+    lo = 1e300
+    out = np.empty_like(u)
+    for i in range(u.shape[0]):
+        v = u[i] * c[i]
+        if v > m:
+            m = v
+        if lo > v:
+            lo = v
+        out[i] = m
+    return m + lo + np.sum(out)
+
+
 CASES = [
     (sweep_with_prev, True), (forward_recurrence, False), (backward_recurrence, False),
     (backward_reads_old, True), (through_views, False), (through_views_ahead, True),
     (reductions, True), (shift_chain, True), (masked_branch, True), (rows, True),
-    (masked_known, True), (masked_reads_carry, True),
+    (masked_known, True), (masked_reads_carry, True), (running_max, True),
 ]
 
 
@@ -173,6 +187,16 @@ def test_raised_or_sequential_loops_match_the_cpu_backend(fn, raised, monkeypatc
     gx = zymase.grad(fn, argnums=(0, 1), backend="xla")(*[a.copy() for a in args])
     for a, b in zip(gx, gw):
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-14)
+
+
+def test_running_max_with_nans_matches_the_cpu_backend():
+    """A NaN term is skipped (the comparison is false), a NaN start stays."""
+    c = np.ones(6)
+    for u in (np.array([1.0, np.nan, 3.0, -2.0, np.nan, 0.5]),
+              np.array([np.nan, 1.0, 2.0, 3.0, 4.0, 5.0])):
+        got = zymase.jit(running_max, backend="xla")(u, c)
+        want = zymase.jit(running_max)(u, c)
+        np.testing.assert_equal(got, want)
 
 
 def test_scatter_add_with_repeated_indices():

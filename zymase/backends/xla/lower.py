@@ -43,7 +43,7 @@ MAX_INLINE = 24  # nested calls traced (a recursive function is refused beyond i
 # a loop with a known trip count that is not raised is traced once per trip (each with its
 # index known: conditions on it fold, offsets are static) when it has at most UNROLL_TRIPS trips
 # and trips x body ops is at most UNROLL_OPS (a loop over layers, over x/y/z)
-UNROLL_TRIPS, UNROLL_OPS = 8, 1200
+UNROLL_TRIPS, UNROLL_OPS = 8, 4000
 
 
 class Lowering:

@@ -213,6 +213,14 @@ def _level(op, path, nest: Plan, static):
         d = _carry_deps(y, carried, op)
         if c in d:
             red, where = y.owner, None
+            pick = _pick(red, y, c, op)
+            if pick is not None:  # m = e if e > m else m: a max (NaN e skipped, as > does)
+                name, e = pick
+                if c in _carry_deps(e, carried, op):
+                    return "a carried value depends on itself, not as a reduction"
+                plan.carries.append(("reduce", red, e, None, name))
+                deps[c] = _carry_deps(e, carried, op) - {c}
+                continue
             if isinstance(red, ops.If) and red.parent_op is op:
                 # s = s + e if cond else s: a reduction of e where cond holds
                 k = red.results.index(y)
@@ -231,13 +239,61 @@ def _level(op, path, nest: Plan, static):
             e = b if a is c else a if b is c else None
             if e is None or c in _carry_deps(e, carried, op):
                 return "a carried value depends on itself, not as a reduction"
-            kind = ("reduce", red, e, where)
+            kind = ("reduce", red, e, where, REDUCTIONS[type(red)][0])
             d = _carry_deps(e, carried, op)
         plan.carries.append(kind)
         deps[c] = d - {c}
     if _cyclic(deps):
         return "carried values depend on each other in a cycle"
     return plan
+
+
+def _pick(red, y, c, op):
+    """``y`` is ``e if e > c else c`` (``>=``, or ``<``/``<=`` for a min; either operand
+    order), ``e`` not ``c``: ("pickmax" | "pickmin", e), else None."""
+    if isinstance(red, ops.Select) and red.parent_op is op:
+        cond, then, other = red.operands[0].owner, red.operands[1], red.operands[2]
+    elif isinstance(red, ops.If) and red.parent_op is op and len(y.uses) == 1:
+        k = red.results.index(y)
+        then, other = (r.block.terminator.operands[k] for r in red.regions)
+        cond = red.operands[0].owner
+    else:
+        return None
+    if other is not c or then is c or not isinstance(cond, (ops.CmpF, ops.CmpI)) or \
+            any(not _pure_block(r.block) for r in red.regions):
+        return None
+    a, b = cond.operands
+    pred = cond.attrs["pred"]
+    for x in (a, b):  # (the value compared, loaded again in the branch: take the first)
+        if _same_load(x, then) and not _inside(red, x):
+            then = x
+    if (a, b) == (then, c):
+        bigger = pred in ("gt", "ge")
+        smaller = pred in ("lt", "le")
+    elif (a, b) == (c, then):
+        bigger = pred in ("lt", "le")
+        smaller = pred in ("gt", "ge")
+    else:
+        return None
+    if not (bigger or smaller) or _inside(red, then):
+        return None  # (made in the branch, whose condition needs the carried value first)
+    return ("pickmax" if bigger else "pickmin"), then
+
+
+def _same_load(x, y) -> bool:
+    """Two loads of one element in one trip (a raised nest's loads both read the value from
+    before the loop)."""
+    lx, ly = x.owner, y.owner
+    return isinstance(lx, ops.Load) and isinstance(ly, ops.Load) and \
+        len(lx.operands) == len(ly.operands) and \
+        all(p is q for p, q in zip(lx.operands, ly.operands))
+
+
+def _pure_block(block) -> bool:
+    """Arithmetic, constants, loads and index checks only (the value a pick takes may be
+    computed in its branch: every trip computes it, checks count where it is taken)."""
+    return all(isinstance(s, (ops.Yield, ops.Constant, ops.Load, ops.Index, ops.Dim)) or
+               _pure_scalar(s) for s in block.ops)
 
 
 BRANCH_OPS = (ops.Yield, ops.Constant, ops.Dim, ops.Index, ops.Load, ops.Select, ops.Cast,
@@ -736,7 +792,7 @@ class _Vector:
             y = self.vec(self.get(self.op.body.terminator.operands[j]), t)
             return jnp.concatenate([self.first(j, t), y[..., :-1]], axis=-1)
         ev = self.terms(kind, t)
-        scan = getattr(lax, REDUCTIONS[type(kind[1])][1])
+        scan = getattr(lax, SCANS[kind[4]])
         return scan(jnp.concatenate([self.first(j, t), ev[..., :-1]], axis=-1),
                     axis=self.depth - 1).astype(t.np_dtype)
 
@@ -744,7 +800,10 @@ class _Vector:
         """What a reduction combines in each trip (its identity where its branch is not
         taken)."""
         jnp = self.lo.jnp
-        _, red, e, where = kind
+        _, red, e, where, name = kind
+        if name.startswith("pick"):  # (NaN terms are skipped, as the comparison does)
+            ev = self.vec(self.get(e), t)
+            return jnp.where(jnp.isnan(ev), _identity(name, t), ev) if t.is_float else ev
         if where is None:
             return self.vec(self.get(e), t)
         if_op, branch = where
@@ -752,7 +811,7 @@ class _Vector:
             self.done.add(if_op)
             self.eval(if_op)
         block = if_op.regions[branch].block
-        identity = _identity(REDUCTIONS[type(red)][0], t)
+        identity = _identity(name, t)
         if block not in self.masks:  # (a branch known not taken)
             return self.vec(identity, t)
         ev = self.vec(self.get(e), t)
@@ -802,10 +861,10 @@ class _Vector:
             return
         red = self.reduction_of(inner)
         if red is not None:  # s + e where s is a reduction: the inclusive scan
-            j, e = red
+            j, kind = red
             t = inner.results[0].type
-            scan = getattr(lo.lax, REDUCTIONS[type(inner)][1])
-            ev = self.terms(self.plan.carries[j], t)
+            scan = getattr(lo.lax, SCANS[kind[4]])
+            ev = self.terms(kind, t)
             self.vals[inner.results[0]] = scan(
                 jnp.concatenate([self.first(j, t), ev], axis=-1),
                 axis=self.depth - 1)[..., 1:].astype(t.np_dtype)
@@ -926,7 +985,7 @@ class _Vector:
     def reduction_of(self, inner):
         for j, kind in enumerate(self.plan.carries):
             if kind[0] == "reduce" and kind[1] is inner:
-                return j, kind[2]
+                return j, kind
         return None
 
     # -- the tape
@@ -1069,14 +1128,17 @@ class _Vector:
             if kind[0] == "shift":
                 out.append(self.vec(self.get(y), t)[..., -1])
                 continue
-            red = kind[1]
-            name = REDUCTIONS[type(red)][0]
-            total = getattr(jnp, name)(self.terms(kind, t), axis=-1)
+            name = kind[4]
+            base = name[4:] if name.startswith("pick") else name
+            total = getattr(jnp, base)(self.terms(kind, t), axis=-1)
             f = {"sum": jnp.add, "prod": jnp.multiply, "max": jnp.maximum,
-                 "min": jnp.minimum}[name]
+                 "min": jnp.minimum}[base]
             init = jnp.broadcast_to(jnp.asarray(self.lo.scalar(t, self.inits[j])),
                                     self.prefix[:-1])
-            out.append(f(init, total).astype(t.np_dtype))
+            got = f(init, total)
+            if name.startswith("pick") and t.is_float:  # a NaN start stays (no term is >)
+                got = jnp.where(jnp.isnan(init), init, got)
+            out.append(got.astype(t.np_dtype))
         return out
 
 
@@ -1110,7 +1172,12 @@ def _top(loop, op):
     return op
 
 
+SCANS = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin",
+         "pickmax": "cummax", "pickmin": "cummin"}
+
+
 def _identity(name, t):
+    name = name[4:] if name.startswith("pick") else name
     dt = t.np_dtype
     if name == "sum":
         return dt.type(-0.0) if t.is_float else dt.type(0)
