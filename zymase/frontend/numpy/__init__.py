@@ -11,7 +11,8 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
 * ``arrays.py`` broadcasting, ``map_elements``, copies, operands; ``params.py`` argument binding;
   ``copies.py`` copies where NumPy returns a view (no handlers in these three);
 * ``operators.py`` Python operators on arrays (called by ``lower/exprs.py``);
-* ``ufuncs.py``, ``ufunc_names.py`` (``np.add``, ``np.less``, ... by name),
+* ``axes.py`` (flips, swapaxes, moveaxis, expand_dims, squeeze, tril/triu), ``ufuncs.py``,
+  ``ufunc_names.py`` (``np.add``, ``np.less``, ... by name),
   ``compare.py``, ``complex.py``, ``creation.py``, ``ranges.py``,
   ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``einsum.py``, ``sort.py``;
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
@@ -21,6 +22,7 @@ A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop
 """
 
 from . import (  # noqa: F401  (each registers its handlers)
+    axes,
     compare,
     complex,
     creation,
