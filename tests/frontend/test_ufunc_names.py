@@ -166,3 +166,47 @@ def test_unsupported_methods_say_what_is():
 
     with pytest.raises(ZymaseError, match="integer indices"):
         zymase.jit(g)(np.ones(3))
+
+
+def _extras(a, b):
+    return (np.fmod(a, b), np.copysign(a, b), np.heaviside(a, 0.5), np.deg2rad(a),
+            np.radians(a), np.rad2deg(a), np.degrees(a), np.sinc(a), np.fmod(3.5, 2.0),
+            np.sinc(0.0), np.heaviside(a, b))
+
+
+def test_float_extras():
+    """np.fmod, copysign, heaviside (NaN stays NaN, the second value at 0), deg2rad/radians,
+    rad2deg/degrees, sinc (1 at 0)."""
+    a = np.array([-2.5, 0.0, 1.5, np.nan, 3.0, -0.0])
+    b = np.array([1.5, -2.0, 0.7, 1.0, -1.0, 2.0])
+    check(_extras, a, b)
+    check(_int_extras, np.arange(-2, 4), np.array([1, 2, 3, -1, -2, 5]))
+
+    def fmod_of_ints(x):
+        return np.fmod(x, 2)
+
+    with pytest.raises(ZymaseError, match="use np.mod, or float operands"):
+        zymase.jit(fmod_of_ints)(np.arange(3))
+
+
+def _int_extras(a, b):
+    return (np.copysign(a, b), np.heaviside(a, 0.5), np.deg2rad(a), np.rad2deg(a), np.sinc(a),
+            np.heaviside(a, b))
+
+
+def _extras_loss(a, b):
+    return np.sum(np.fmod(a, b) ** 2 + np.copysign(a, b) * np.sinc(a) + np.deg2rad(a) * b)
+
+
+def test_float_extras_derivatives():
+    a, b = np.array([-2.3, 0.4, 1.5]), np.array([1.1, -2.0, 0.7])
+    grads = zymase.grad(_extras_loss, argnums=(0, 1))(a, b)
+    for k, g in enumerate(grads):
+        fd = np.zeros(3)
+        for i in range(3):
+            e = np.zeros(3)
+            e[i] = 1e-6
+            hi = [x + e if j == k else x for j, x in enumerate((a, b))]
+            lo = [x - e if j == k else x for j, x in enumerate((a, b))]
+            fd[i] = (_extras_loss(*hi) - _extras_loss(*lo)) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

@@ -21,15 +21,19 @@ from ...ir.ops import (
     Atan2,
     Atanh,
     Ceil,
+    CmpF,
     CmpI,
     ComplexAbs,
+    Copysign,
     Cos,
     Cosh,
     DivF,
     Exp,
     Expm1,
     Floor,
+    Fmod,
     Hypot,
+    IsNan,
     Log,
     Log1p,
     Log2,
@@ -331,3 +335,74 @@ register_all(
     }
 )
 add_methods({"round": lambda lw, a, args, kwargs, node: _np_round(lw, [a, *args], kwargs, node)})
+
+
+# ---------------------------------------------------------------------- float-only extras
+
+
+def _float_binary(fname, build, ints=True):
+    """A float ufunc of two operands (ints are promoted to float64, as NumPy does; with
+    ``ints=False`` NumPy keeps ints as ints, which is refused here)."""
+
+    def h(lw, args, kwargs, node):
+        b = bind(lw, fname, args, kwargs, node, [("x1", REQUIRED), ("x2", REQUIRED)])
+
+        def elem(x, y, t):
+            if not ints and not t.is_inexact:
+                raise lw.err(ZymaseTypeError, f"{fname}() of integers is not supported in "
+                             "compiled code: use np.mod, or float operands", node)
+            ft = float_type(t)
+            if ft.is_complex:
+                raise lw.err(ZymaseTypeError, f"{fname}() of complex numbers is not defined",
+                             node)
+            return build(lw, lw.b.cast(x.value, ft), lw.b.cast(y.value, ft), ft)
+
+        return elementwise2(lw, b["x1"], b["x2"], elem, float_type, node)
+
+    return h
+
+
+def _heaviside(lw, x, h0, t):
+    """0 below zero, 1 above, ``h0`` at zero, NaN for NaN (as NumPy)."""
+    b = lw.b
+    zero = b.const(0.0, t)
+    r = b.op(Select, b.op(CmpF, x, zero, pred="gt"), b.const(1.0, t), h0)
+    r = b.op(Select, b.op(CmpF, x, zero, pred="lt"), zero, r)
+    return b.op(Select, b.op(IsNan, x), x, r)
+
+
+def _scaled(fname, factor):
+    def h(lw, args, kwargs, node):
+        b = bind(lw, fname, args, kwargs, node, [("x", REQUIRED)])
+        x = operand(lw, b["x"], node)
+        t = float_type(sdtype(x).type)
+        return elementwise(lw, x, lambda v: lw.b.op(MulF, lw.b.cast(v.value, t),
+                                                     lw.b.const(factor, t)), t, node)
+    return h
+
+
+def _sinc(lw, args, kwargs, node):
+    """sin(pi x) / (pi x), 1 at 0."""
+    b = bind(lw, "np.sinc", args, kwargs, node, [("x", REQUIRED)])
+    x = operand(lw, b["x"], node)
+    t = float_type(sdtype(x).type)
+
+    def elem(v):
+        px = lw.b.op(MulF, lw.b.cast(v.value, t), lw.b.const(math.pi, t))
+        is0 = lw.b.op(CmpF, px, lw.b.const(0.0, t), pred="eq")
+        safe = lw.b.op(Select, is0, lw.b.const(1.0, t), px)
+        return lw.b.op(Select, is0, lw.b.const(1.0, t), lw.b.op(DivF, lw.b.op(Sin, safe), safe))
+
+    return elementwise(lw, x, elem, t, node)
+
+
+register_all({
+    np.fmod: _float_binary("np.fmod", lambda lw, x, y, t: lw.b.op(Fmod, x, y), ints=False),
+    np.copysign: _float_binary("np.copysign", lambda lw, x, y, t: lw.b.op(Copysign, x, y)),
+    np.heaviside: _float_binary("np.heaviside", _heaviside),
+    np.deg2rad: _scaled("np.deg2rad", math.pi / 180.0),
+    np.radians: _scaled("np.radians", math.pi / 180.0),
+    np.rad2deg: _scaled("np.rad2deg", 180.0 / math.pi),
+    np.degrees: _scaled("np.degrees", 180.0 / math.pi),
+    np.sinc: _sinc,
+})
