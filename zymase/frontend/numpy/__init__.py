@@ -13,7 +13,8 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
 * ``operators.py`` Python operators on arrays (called by ``lower/exprs.py``);
 * ``axes.py`` (flips, swapaxes, moveaxis, expand_dims, squeeze, tril/triu), ``ufuncs.py``,
   ``ufunc_names.py`` (``np.add``, ``np.less``, ... by name),
-  ``compare.py``, ``complex.py``, ``creation.py``, ``ranges.py``,
+  ``compare.py``, ``counting.py`` (bincount, histogram), ``complex.py``, ``creation.py``,
+  ``ranges.py``,
   ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``einsum.py``, ``sort.py``;
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
 
@@ -25,6 +26,7 @@ from . import (  # noqa: F401  (each registers its handlers)
     axes,
     compare,
     complex,
+    counting,
     creation,
     einsum,
     linalg,

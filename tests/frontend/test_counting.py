@@ -1,0 +1,75 @@
+"""``np.bincount`` and ``np.histogram`` against NumPy: counts, sums of weights, densities and
+edges (values exactly on edges land where NumPy puts them), empty and constant inputs, the
+errors NumPy raises, and derivatives with respect to the weights and the values
+(``frontend/numpy/counting.py``)."""
+
+import numpy as np
+import pytest
+from numpy_check import check
+
+import zymase
+
+
+def _histograms(a, w):
+    h, e = np.histogram(a, bins=7)
+    h2, e2 = np.histogram(a, bins=5, range=(-1.0, 1.0), weights=w)
+    h3, e3 = np.histogram(a, 4, density=True)
+    return h, e, h2, e2, h3, e3
+
+
+def _bincounts(x, w):
+    return np.bincount(x), np.bincount(x, weights=w), np.bincount(x, minlength=10)
+
+
+@pytest.mark.parametrize("a", [
+    np.random.default_rng(0).standard_normal(50),
+    np.linspace(-1.0, 1.0, 21),          # values on the edges
+    np.array([0.5, 0.5, 0.5]),           # a constant: the range widened by 1/2
+    np.array([]),
+    np.arange(10.0) * 0.1,
+], ids=["normal", "edges", "constant", "empty", "tenths"])
+def test_histogram_against_numpy(a):
+    w = np.random.default_rng(1).standard_normal(a.size)
+    with np.errstate(all="ignore"):
+        check(_histograms, a, w)
+
+
+def test_bincount_against_numpy():
+    check(_bincounts, np.array([0, 3, 3, 1, 5]), np.linspace(0.5, 1.5, 5))
+    # (an empty input with weights: NumPy returns int64 zeros, a dtype that depends on the
+    # length; zymase's result keeps the weights' dtype)
+    check(_counts, np.array([], dtype=np.int64))
+
+
+def _counts(x):
+    return np.bincount(x), np.bincount(x, minlength=3)
+
+
+def test_errors_numpy_raises():
+    with pytest.raises(ValueError, match="not finite"):
+        zymase.jit(_histograms)(np.array([0.0, np.nan]), np.ones(2))
+    with pytest.raises(ValueError, match="no negative elements"):
+        zymase.jit(_bincounts)(np.array([1, -1]), np.ones(2))
+    with pytest.raises(ValueError, match="same length"):
+        zymase.jit(_bincounts)(np.array([1, 2]), np.ones(3))
+
+
+def _loss(w, a):
+    h, e = np.histogram(a, bins=4, weights=w)
+    return np.sum(h * h) + np.sum(e * e) + np.sum(np.bincount(np.array([0, 2, 2]),
+                                                              weights=w[:3]) ** 2)
+
+
+def test_derivatives():
+    rng = np.random.default_rng(2)
+    w, a = rng.standard_normal(10), rng.standard_normal(10)
+    gw, ga = zymase.grad(_loss, argnums=(0, 1))(w, a)
+    for k, (x, g) in enumerate(((w, gw), (a, ga))):
+        fd = np.zeros_like(x)
+        for i in range(x.size):
+            e = np.zeros_like(x)
+            e[i] = 1e-7
+            hi = [v + e if j == k else v for j, v in enumerate((w, a))]
+            lo = [v - e if j == k else v for j, v in enumerate((w, a))]
+            fd[i] = (_loss(*hi) - _loss(*lo)) / 2e-7
+        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
