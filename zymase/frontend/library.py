@@ -148,3 +148,40 @@ solve.defvjp(_solve_fwd, _solve_bwd)
 def inv(a):
     """``np.linalg.inv(a)``: the solve of ``a @ X = I``."""
     return lu_solve(a, np.eye(_square(a)))
+
+
+def interp(x, xp, fp, left, right):
+    """``np.interp`` of the 1-D ``x`` (``left``/``right`` already chosen): NumPy's C routine,
+    its exact-node and non-finite-slope cases included."""
+    n = xp.shape[0]
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v != v:  # noqa: PLR0124 (NaN)
+            out[i] = v
+        elif v < xp[0]:
+            out[i] = left
+        elif v > xp[n - 1]:
+            out[i] = right
+        elif v == xp[n - 1]:
+            out[i] = fp[n - 1]
+        else:
+            lo = 0
+            hi = n - 1  # xp[lo] <= v < xp[hi]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if xp[mid] <= v:
+                    lo = mid
+                else:
+                    hi = mid
+            if xp[lo] == v:
+                out[i] = fp[lo]
+            else:
+                slope = (fp[lo + 1] - fp[lo]) / (xp[lo + 1] - xp[lo])
+                r = slope * (v - xp[lo]) + fp[lo]
+                if r != r:  # noqa: PLR0124
+                    r = slope * (v - xp[lo + 1]) + fp[lo + 1]
+                    if r != r and fp[lo] == fp[lo + 1]:  # noqa: PLR0124
+                        r = fp[lo]
+                out[i] = r
+    return out

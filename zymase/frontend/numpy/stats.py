@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from ...ir.ops import AddF, AddI, ComplexIm, ComplexRe, DivF, MaximumF, MulF, Sqrt, SubF
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import AddF, AddI, CmpI, ComplexIm, ComplexRe, DivF, MaximumF, MulF, Sqrt, SubF, SubI
 from ...ir.types import F64, I64
-from ..emit import alloc, load, nest, size_of, store
-from ..typing import Array, Scalar
-from .arrays import as_array
+from ..emit import alloc, check, load, nest, size_of, store
+from ..library import interp as library_interp
+from ..typing import Array, Scalar, Tup
+from .arrays import array_from_sequence, as_array, operand, sdtype
 from .params import REQUIRED, bind, const_int, is_none, norm_axis
 from .reductions import keep_dims, pop_keepdims
 from .registry import add_methods, register_all
+from .shape import ravel, reshaped
 
 
 def over_lines(lw, a: Array, axis, rt, line):
@@ -132,3 +134,43 @@ add_methods({
     "var": lambda lw, a, args, kwargs, node: _var(False)(lw, [a, *args], kwargs, node),
     "std": lambda lw, a, args, kwargs, node: _var(True)(lw, [a, *args], kwargs, node),
 })
+
+
+# ---------------------------------------------------------------------- interpolation
+
+
+def _interp(lw, args, kwargs, node):
+    """``np.interp(x, xp, fp, left=None, right=None)``: ``library.interp`` on ``x`` raveled
+    (a number gives a NumPy float, an array the array's shape)."""
+    p = bind(lw, "np.interp", args, kwargs, node,
+             [("x", REQUIRED), ("xp", REQUIRED), ("fp", REQUIRED), ("left", None),
+              ("right", None), ("period", None)])
+    if not is_none(p["period"]):
+        raise lw.err(UnsupportedError, "np.interp(period=...) is not supported in compiled "
+                     "code", node)
+    x = operand(lw, p["x"], node)
+    xp = as_array(lw, p["xp"], "np.interp", node)
+    fp = as_array(lw, p["fp"], "np.interp", node)
+    if xp.type.ndim != 1 or fp.type.ndim != 1:
+        raise lw.err(ZymaseTypeError, "np.interp(): xp and fp must be 1-D sequences", node)
+    if any(sdtype(v).type.is_complex for v in (x, xp, fp)):
+        raise lw.err(UnsupportedError, "np.interp() of complex numbers is not supported", node)
+    b = lw.b
+    ok = b.op(CmpI, lw.dim(xp, 0), lw.dim(fp, 0), pred="eq")
+    check(lw, ok, "ValueError", "fp and xp are not of the same length.")
+    check(lw, b.op(CmpI, lw.dim(xp, 0), b.i64(0), pred="gt"), "ValueError",
+          "array of sample points is empty")
+    ends = []
+    for key, at in (("left", b.i64(0)), ("right", b.op(SubI, lw.dim(fp, 0), b.i64(1)))):
+        v = p[key]
+        ends.append(Scalar(b.cast(load(lw, fp, [at]), F64), False) if is_none(v) else
+                    Scalar(b.cast(operand(lw, v, node).value, F64), False))
+    flat = array_from_sequence(lw, Tup((x,)), node) if isinstance(x, Scalar) else \
+        x if x.type.ndim == 1 else ravel(lw, x)
+    out = lw.call_library(library_interp, [flat, xp, fp, *ends], node)
+    if isinstance(x, Scalar):
+        return Scalar(load(lw, out, [b.i64(0)]), False)
+    return out if x.type.ndim == 1 else reshaped(lw, out, lw.dims(x))
+
+
+register_all({np.interp: _interp})
