@@ -14,8 +14,8 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
 * ``axes.py`` (flips, swapaxes, moveaxis, expand_dims, squeeze, tril/triu), ``ufuncs.py``,
   ``ufunc_names.py`` (``np.add``, ``np.less``, ... by name),
   ``compare.py``, ``counting.py`` (bincount, histogram), ``complex.py``, ``creation.py``,
-  ``ranges.py``,
-  ``reductions.py``, ``stats.py``, ``shape.py``, ``linalg.py``, ``einsum.py``, ``sort.py``;
+  ``ranges.py``, ``reductions.py``, ``stats.py`` (``np.interp`` too), ``shape.py``,
+  ``linalg.py``, ``einsum.py``, ``sort.py``, ``tiling.py`` (meshgrid, tile, repeat);
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
 
 A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
@@ -35,6 +35,7 @@ from . import (  # noqa: F401  (each registers its handlers)
     shape,
     sort,
     stats,
+    tiling,
     ufunc_names,
     ufuncs,
 )
