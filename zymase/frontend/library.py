@@ -185,3 +185,40 @@ def interp(x, xp, fp, left, right):
                         r = fp[lo]
                 out[i] = r
     return out
+
+
+def searchsorted(a, v, right):
+    """``np.searchsorted`` of the 1-D sorted ``a`` for each of the 1-D ``v``: binary search in
+    NumPy's order (NaN after every number)."""
+    n = a.shape[0]
+    out = np.empty(v.shape[0], np.int64)
+    for i in range(v.shape[0]):
+        x = v[i]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if right:
+                go = not _before(x, a[mid])
+            else:
+                go = _before(a[mid], x)
+            if go:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo
+    return out
+
+
+def cov(m, ddof):
+    """``np.cov`` of the rows of the 2-D ``m`` (variables by observations)."""
+    x = m - m.mean(axis=1, keepdims=True)
+    return (x @ x.T) / (m.shape[1] - ddof)
+
+
+def corrcoef(m):
+    """``np.corrcoef`` of the rows of ``m``: the covariance over the outer product of its
+    standard deviations, clipped to [-1, 1] as NumPy does."""
+    c = cov(m, 1)
+    d = np.sqrt(np.diag(c))
+    return np.clip(c / np.outer(d, d), -1.0, 1.0)

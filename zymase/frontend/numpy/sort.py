@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError
+from ...ir.types import I1
 from ..emit import alloc, load, nest, store
-from ..library import argsort_stable, median
-from ..typing import Array, PyObj
-from .arrays import as_array
+from ..library import argsort_stable, median, searchsorted
+from ..typing import Array, PyObj, Scalar, Tup
+from .arrays import array_from_sequence, as_array, operand
 from .params import REQUIRED, bind, is_none, static
 from .registry import add_methods, register_all
-from .shape import ravel
+from .shape import ravel, reshaped
 
 KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -104,3 +105,28 @@ def _np_median(lw, args, kwargs, node):
 
 register_all({np.argsort: _np_argsort, np.sort: _np_sort, np.median: _np_median})
 add_methods({"argsort": _m_argsort, "sort": _m_sort})
+
+
+def _searchsorted(lw, args, kwargs, node):
+    p = bind(lw, "np.searchsorted", args, kwargs, node,
+             [("a", REQUIRED), ("v", REQUIRED), ("side", "left"), ("sorter", None)])
+    if not is_none(p["sorter"]):
+        raise lw.err(UnsupportedError, "np.searchsorted(sorter=) is not supported: sort first",
+                     node)
+    side = static(lw, p["side"]) if not isinstance(p["side"], str) else p["side"]
+    if side not in ("left", "right"):
+        raise lw.err(UnsupportedError, "np.searchsorted(side=) is 'left' or 'right'", node)
+    a = as_array(lw, p["a"], "np.searchsorted", node)
+    if a.type.ndim != 1 or a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, "np.searchsorted() needs a 1-D real array", node)
+    v = operand(lw, p["v"], node)
+    flat = array_from_sequence(lw, Tup((v,)), node) if isinstance(v, Scalar) else \
+        v if v.type.ndim == 1 else ravel(lw, v)
+    right = Scalar(lw.b.const(side == "right", I1), True)
+    out = lw.call_library(searchsorted, [a, flat, right], node)
+    if isinstance(v, Scalar):
+        return Scalar(load(lw, out, [lw.b.i64(0)]), False)
+    return out if v.type.ndim == 1 else reshaped(lw, out, lw.dims(v))
+
+
+register_all({np.searchsorted: _searchsorted})

@@ -7,13 +7,28 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
-from ...ir.ops import AddF, AddI, CmpI, ComplexIm, ComplexRe, DivF, MaximumF, MulF, Sqrt, SubF, SubI
+from ...ir.ops import (
+    AddF,
+    AddI,
+    CmpI,
+    ComplexIm,
+    ComplexRe,
+    DivF,
+    MaximumF,
+    MulF,
+    Sqrt,
+    SubF,
+    SubI,
+    Transpose,
+)
 from ...ir.types import F64, I64
 from ..emit import alloc, check, load, nest, size_of, store
+from ..library import corrcoef as library_corrcoef
+from ..library import cov as library_cov
 from ..library import interp as library_interp
 from ..typing import Array, Scalar, Tup
 from .arrays import array_from_sequence, as_array, operand, sdtype
-from .params import REQUIRED, bind, const_int, is_none, norm_axis
+from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
 from .reductions import keep_dims, pop_keepdims
 from .registry import add_methods, register_all
 from .shape import ravel, reshaped
@@ -174,3 +189,34 @@ def _interp(lw, args, kwargs, node):
 
 
 register_all({np.interp: _interp})
+
+
+# ---------------------------------------------------------------------- covariance
+
+
+def _covariance(fname):
+    def h(lw, args, kwargs, node):
+        params = [("m", REQUIRED), ("y", None), ("rowvar", True)]
+        if fname == "np.cov":
+            params += [("bias", False), ("ddof", None)]
+        p = bind(lw, fname, args, kwargs, node, params)
+        if not is_none(p["y"]):
+            raise lw.err(UnsupportedError, f"{fname}(m, y) is not supported: stack the "
+                         "variables into one array (np.vstack((x, y)))", node)
+        m = as_array(lw, p["m"], fname, node)
+        if m.type.ndim != 2 or m.type.dtype.is_complex:
+            raise lw.err(UnsupportedError, f"{fname}() is supported for a 2-D real array of "
+                         "variables (for one 1-D variable NumPy gives a 0-d array: use "
+                         "np.var(x, ddof=1))", node)
+        if not static(lw, p["rowvar"]):
+            m = Array(lw.b.op(Transpose, m.value, perm=[1, 0]))
+        if fname == "np.corrcoef":
+            return lw.call_library(library_corrcoef, [m], node)
+        ddof = p["ddof"]
+        k = (0 if static(lw, p["bias"]) else 1) if is_none(ddof) else \
+            const_int(lw, ddof, "ddof", node)
+        return lw.call_library(library_cov, [m, Scalar(lw.b.const(k, I64), True)], node)
+    return h
+
+
+register_all({np.cov: _covariance("np.cov"), np.corrcoef: _covariance("np.corrcoef")})
