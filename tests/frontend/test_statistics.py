@@ -62,3 +62,39 @@ def _one_variable(x):
 def test_refusals():
     with pytest.raises(ZymaseError, match="np.var"):
         zymase.jit(_one_variable)(np.ones(4))
+
+
+def _found(a, y, x):
+    return (np.unique(a), np.flatnonzero(a), np.nonzero(a), np.trapezoid(y), np.trapezoid(y, x),
+            np.trapezoid(y, dx=0.5), np.unique(np.array([3, 1, 3, 2])),
+            np.flatnonzero(a.reshape(2, -1)))
+
+
+def test_unique_nonzero_trapezoid_against_numpy():
+    """np.unique (sorted, every NaN as one), np.nonzero (1-D) and np.flatnonzero (results whose
+    size depends on the data), np.trapezoid with dx or x."""
+    a = np.array([2.0, 0.0, np.nan, 1.0, 2.0, np.nan, 0.0, -1.0])
+    check(_found, a, np.array([1.0, 3.0, 2.0, 5.0]), np.array([0.0, 0.5, 2.0, 2.5]))
+    check(_found, np.zeros(4), np.array([1.0, 2.0]), np.array([0.0, 1.0]))
+    rng = np.random.default_rng(3)
+    v = np.round(rng.standard_normal(30), 1)
+    np.testing.assert_array_equal(library.unique(v), np.unique(v))
+    np.testing.assert_array_equal(library.flatnonzero(v), np.flatnonzero(v))
+
+
+def _integral(y, x):
+    return np.trapezoid(y * y, x) + np.sum(np.unique(y) ** 2)
+
+
+def test_trapezoid_and_unique_derivatives():
+    y, x = np.array([1.0, 3.0, 2.0, 5.0]), np.array([0.0, 0.5, 2.0, 2.5])
+    grads = zymase.grad(_integral, argnums=(0, 1))(y, x)
+    for k, (v, g) in enumerate(zip((y, x), grads)):
+        fd = np.zeros_like(v)
+        for i in range(v.size):
+            e = np.zeros_like(v)
+            e[i] = 1e-6
+            hi = [w + e if j == k else w for j, w in enumerate((y, x))]
+            lo = [w - e if j == k else w for j, w in enumerate((y, x))]
+            fd[i] = (_integral(*hi) - _integral(*lo)) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)

@@ -222,3 +222,46 @@ def corrcoef(m):
     c = cov(m, 1)
     d = np.sqrt(np.diag(c))
     return np.clip(c / np.outer(d, d), -1.0, 1.0)
+
+
+def trapezoid(y, x, dx, with_x):
+    """``np.trapezoid`` of the 1-D ``y``: the trapezoid rule with spacing ``dx``, or at the
+    sample points ``x``."""
+    s = 0.0
+    for i in range(y.shape[0] - 1):
+        d = x[i + 1] - x[i] if with_x else dx
+        s += d * (y[i + 1] + y[i]) / 2.0
+    return s
+
+
+def unique(a):
+    """``np.unique`` of the 1-D ``a``: its sorted distinct values, every NaN as one (NumPy's
+    ``equal_nan=True``)."""
+    s = np.sort(a)
+    n = s.shape[0]
+    keep = 0
+    for i in range(n):
+        if i == 0 or not (s[i] == s[i - 1] or (s[i] != s[i] and s[i - 1] != s[i - 1])):  # noqa: PLR0124
+            keep += 1
+    out = np.empty(keep, s.dtype)
+    k = 0
+    for i in range(n):
+        if i == 0 or not (s[i] == s[i - 1] or (s[i] != s[i] and s[i - 1] != s[i - 1])):  # noqa: PLR0124
+            out[k] = s[i]
+            k += 1
+    return out
+
+
+def flatnonzero(a):
+    """Indices of the non-zero elements of the 1-D ``a``, in order."""
+    n = 0
+    for i in range(a.shape[0]):
+        if a[i] != 0:
+            n += 1
+    out = np.empty(n, np.int64)
+    k = 0
+    for i in range(a.shape[0]):
+        if a[i] != 0:
+            out[k] = i
+            k += 1
+    return out

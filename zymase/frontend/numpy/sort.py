@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ir.types import I1
 from ..emit import alloc, load, nest, store
-from ..library import argsort_stable, median, searchsorted
+from ..library import argsort_stable, flatnonzero, median, searchsorted, unique
 from ..typing import Array, PyObj, Scalar, Tup
 from .arrays import array_from_sequence, as_array, operand
 from .params import REQUIRED, bind, is_none, static
@@ -130,3 +130,31 @@ def _searchsorted(lw, args, kwargs, node):
 
 
 register_all({np.searchsorted: _searchsorted})
+
+
+def _unique(lw, args, kwargs, node):
+    p = bind(lw, "np.unique", args, kwargs, node, [("ar", REQUIRED)],
+             {"return_index": False, "return_inverse": False, "return_counts": False,
+              "axis": None, "equal_nan": True})
+    a = as_array(lw, p["ar"], "np.unique", node)
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, "np.unique() of complex numbers is not supported", node)
+    return lw.call_library(unique, [a if a.type.ndim == 1 else ravel(lw, a)], node)
+
+
+def _flatnonzero(lw, args, kwargs, node):
+    p = bind(lw, "np.flatnonzero", args, kwargs, node, [("a", REQUIRED)])
+    a = as_array(lw, p["a"], "np.flatnonzero", node)
+    return lw.call_library(flatnonzero, [a if a.type.ndim == 1 else ravel(lw, a)], node)
+
+
+def _nonzero(lw, args, kwargs, node):
+    p = bind(lw, "np.nonzero", args, kwargs, node, [("a", REQUIRED)])
+    a = as_array(lw, p["a"], "np.nonzero", node)
+    if a.type.ndim != 1:
+        raise lw.err(UnsupportedError, "np.nonzero() is supported for 1-D arrays (for more "
+                     "dimensions use np.flatnonzero and np.unravel_index in a loop)", node)
+    return Tup((lw.call_library(flatnonzero, [a], node),))
+
+
+register_all({np.unique: _unique, np.flatnonzero: _flatnonzero, np.nonzero: _nonzero})

@@ -21,11 +21,12 @@ from ...ir.ops import (
     SubI,
     Transpose,
 )
-from ...ir.types import F64, I64
+from ...ir.types import F64, I1, I64
 from ..emit import alloc, check, load, nest, size_of, store
 from ..library import corrcoef as library_corrcoef
 from ..library import cov as library_cov
 from ..library import interp as library_interp
+from ..library import trapezoid as library_trapezoid
 from ..typing import Array, Scalar, Tup
 from .arrays import array_from_sequence, as_array, operand, sdtype
 from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
@@ -220,3 +221,25 @@ def _covariance(fname):
 
 
 register_all({np.cov: _covariance("np.cov"), np.corrcoef: _covariance("np.corrcoef")})
+
+
+def _trapezoid(lw, args, kwargs, node):
+    p = bind(lw, "np.trapezoid", args, kwargs, node,
+             [("y", REQUIRED), ("x", None), ("dx", 1.0), ("axis", -1)])
+    y = as_array(lw, p["y"], "np.trapezoid", node)
+    if y.type.ndim != 1 or y.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, "np.trapezoid() is supported for 1-D real samples "
+                     "(integrate each row in a loop)", node)
+    with_x = not is_none(p["x"])
+    x = as_array(lw, p["x"], "np.trapezoid", node) if with_x else y
+    if with_x:
+        check(lw, lw.b.op(CmpI, lw.dim(x, 0), lw.dim(y, 0), pred="eq"), "ValueError",
+              "np.trapezoid(): x and y have different lengths")
+    dx = p["dx"] if isinstance(p["dx"], Scalar) else Scalar(lw.b.const(float(p["dx"]), F64),
+                                                            True)
+    flag = Scalar(lw.b.const(with_x, I1), True)
+    out = lw.call_library(library_trapezoid, [y, x, dx, flag], node)
+    return Scalar(lw.b.cast(out.value, F64), False)
+
+
+register_all({np.trapezoid: _trapezoid})
