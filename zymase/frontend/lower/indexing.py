@@ -17,6 +17,7 @@ from ...ir.ops import (
     AddI,
     AndI,
     Assert,
+    Broadcast,
     CmpI,
     Dim,
     FloorDivI,
@@ -100,31 +101,61 @@ class IndexingMixin:
         return False
 
     def newaxis_view(self, a: Array, elts, node):
-        """``a[:, None]``, ``a[None]``, ``m[:, :, np.newaxis]``: a view of C-contiguous ``a``
-        with size-1 dims inserted (full slices and None only)."""
-        full = [isinstance(e, ast.Slice) and e.lower is None and e.upper is None
-                and e.step is None for e in elts]
-        if not all(f or self._is_newaxis(e) for f, e in zip(full, elts)):
-            raise self.err(UnsupportedError, "indexing with None (np.newaxis) is supported "
-                           "together with full slices only (a[:, None], a[None]): index "
-                           "first, then add the axis", node)
-        if a.type.layout != "C":
-            raise self.err(UnsupportedError, "indexing with None (np.newaxis) is supported on "
-                           "C-contiguous arrays (not on slices or transposes): copy first", node)
-        src = self.dims(a)
-        if sum(full) > len(src):
-            raise self.err(ZymaseTypeError, f"too many indices for an array with "
-                           f"ndim={len(src)}", node)
-        dims, k = [], 0
-        for f in full:
-            if f:
-                dims.append(src[k])
-                k += 1
-            else:
-                dims.append(self.b.i64(1))
-        dims += src[k:]
-        t = ArrayType(a.type.dtype, len(dims), "C")
-        return Array(self.b.create(Reshape, [a.value, *dims], [t]).result)
+        """``a[:, i:i + k, None]``, ``a[i, None]``, ``m[..., np.newaxis]``: ``a`` indexed by
+        the other items, then a size-1 axis where each None stands (a reshape of a contiguous
+        result, else a broadcast of the result and a transpose: views either way)."""
+        elts = self._expand_ellipsis(a, elts, node)
+        rest, new_at, count = [], [], 0
+        for e in elts:
+            if self._is_newaxis(e):
+                new_at.append(count)
+                count += 1
+                continue
+            if isinstance(e, ast.Slice):
+                count += 1
+            rest.append(e)
+        items = self.parse_index(ast.Tuple(elts=rest, ctx=ast.Load())) if rest else []
+        if any(kind == "array" for kind, *_ in items):
+            raise self.err(UnsupportedError, "indexing with None (np.newaxis) together with "
+                           "index arrays is not supported: index first, then add the axis",
+                           node)
+        r = self.view_or_load(a, items, node) if items else a
+        if isinstance(r, Scalar):  # every axis taken: only the new ones remain
+            r = array_from_sequence(self, Tup((r,)), node)
+            new_at = new_at[1:]
+            if not new_at:
+                return r
+        src = self.dims(r)
+        nd = len(src) + len(new_at)
+        dims, it = [], iter(src)
+        for d in range(nd):
+            dims.append(self.b.i64(1) if d in new_at else next(it))
+        if r.type.layout == "C":
+            t = ArrayType(r.type.dtype, nd, "C")
+            return Array(self.b.create(Reshape, [r.value, *dims], [t]).result)
+        lead = [self.b.i64(1)] * len(new_at)
+        t = ArrayType(r.type.dtype, nd, "A")
+        wide = self.b.create(Broadcast, [r.value, *lead, *src], [t]).result
+        # new axes first, then the result's: move each to its place
+        old = iter(range(len(new_at), nd))
+        new = iter(range(len(new_at)))
+        perm = [next(new) if d in new_at else next(old) for d in range(nd)]
+        return Array(self.b.op(Transpose, wide, perm=perm))
+
+    def _expand_ellipsis(self, a: Array, elts, node):
+        """``...`` as the full slices it stands for."""
+        dots = [k for k, e in enumerate(elts) if isinstance(e, ast.Constant) and
+                e.value is Ellipsis]
+        if not dots:
+            return list(elts)
+        if len(dots) > 1:
+            raise self.err(ZymaseTypeError, "an index can only have a single ellipsis ('...')",
+                           node)
+        used = sum(1 for e in elts if not self._is_newaxis(e) and not
+                   (isinstance(e, ast.Constant) and e.value is Ellipsis))
+        fill = [ast.Slice(lower=None, upper=None, step=None)] * max(a.type.ndim - used, 0)
+        k = dots[0]
+        return list(elts[:k]) + fill + list(elts[k + 1:])
 
     def tuple_subscript(self, base: Tup, node):
         key = self.expr(node.slice)
