@@ -210,3 +210,19 @@ def test_float_extras_derivatives():
             lo = [x - e if j == k else x for j, x in enumerate((a, b))]
             fd[i] = (_extras_loss(*hi) - _extras_loss(*lo)) / 2e-6
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def _shift_arrays(a):
+    return a << 2
+
+
+def _shift_numbers(i):
+    return i >> 1
+
+
+def test_shifts_are_refused_with_what_to_write():
+    """(an array shift reached an internal KeyError before)"""
+    for fn, arg in ((_shift_arrays, np.arange(3)), (_shift_numbers, 5)):
+        with pytest.raises(ZymaseError, match="floor-divide by a power of 2") as e:
+            zymase.jit(fn)(arg)
+        assert "test_ufunc_names.py" in str(e.value)

@@ -336,6 +336,10 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     def binop(self, op, a, b, node):
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, node)
+        if isinstance(op, (ast.LShift, ast.RShift)):
+            raise self.err(UnsupportedError, f"the shift operator {SYMBOL[type(op)]} is not "
+                           "supported in compiled code: multiply or floor-divide by a power "
+                           "of 2", node)
         if isinstance(a, Array) or isinstance(b, Array):
             return self.array_binop(op, a, b, node)
         if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, ast.Add):
