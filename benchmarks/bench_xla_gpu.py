@@ -13,7 +13,8 @@ import time
 
 import jax
 import numpy as np
-from bench_grad import corpus, peer_module
+from bench_grad import corpus
+from bench_xla import jax_peer
 from common import best_time
 
 import zymase
@@ -44,15 +45,7 @@ for name in ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", 
         out[name] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     print(name, out[name], flush=True)
 
-def peer(name, mod, args, grad):
-    run_peers = peer_module("run_peers")
-    impl = getattr(peer_module("jax_peers"), name)
-    dyn_idx, act, merge = run_peers.split_args(mod, args)
-    with jax.enable_x64(True):
-        dyn = [jax.numpy.asarray(args[i]) for i in dyn_idx]
-        f = (lambda *d: impl(*merge(d)))
-        f = jax.jit(jax.grad(f, argnums=act) if grad else f).lower(*dyn).compile()
-    return lambda: jax.block_until_ready(f(*dyn))
+peer = jax_peer  # (the same peers, on whatever device JAX has)
 
 rows = []
 for name in ("heat1d", "rk4", "nbody", "relu3", "norm", "taylor"):

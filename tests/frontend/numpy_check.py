@@ -73,3 +73,17 @@ def check_interp(fn, *args):
 
 def _flat(x):
     return [y for v in x for y in _flat(v)] if isinstance(x, (tuple, list)) else [x]
+
+
+def central_differences(fn, args, k, h=1e-6):
+    """d fn(*args) / d args[k] by central differences, element by element (an independent
+    reference for gradients)."""
+    x = np.asarray(args[k], dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        hi = [x + e if j == k else a for j, a in enumerate(args)]
+        lo = [x - e if j == k else a for j, a in enumerate(args)]
+        out[i] = (fn(*hi) - fn(*lo)) / (2 * h)
+    return out
