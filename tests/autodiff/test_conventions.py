@@ -69,3 +69,53 @@ def test_array_hypot_at_the_origin():
     np.testing.assert_array_equal(g, [0.0, 1.0, -1.0])
     _, t = zymase.jvp(np_hypot, (a,), (np.ones(3),))
     assert t == 0.0
+
+
+# Values that never reach the result contribute nothing, even where a partial is infinite
+# (sqrt or log at 0, 1/y at y = 0): the "strong zero" of ``autodiff/rules/registry.py``.  JAX and
+# PyTorch give NaN for these; finite differences give the numbers below.
+
+def pair_energy(x):
+    d = x[:, None] - x[None, :]  # 0 on the diagonal
+    r = np.sqrt(d ** 2)
+    r[r > 0] = 1.0 / r[r > 0]
+    return np.sum(np.triu(r, 1))  # the diagonal is cut away
+
+
+def safe_ratio(x, y):
+    return np.sum(np.where(y != 0.0, x / y, 0.0))
+
+
+def log_where(x):
+    return np.sum(np.log(x)[::2])  # log(0) at the odd places, never used
+
+
+def _central(fn, args, k, h=1e-6):
+    out = np.zeros_like(args[k])
+    for i in np.ndindex(args[k].shape):
+        up = [a.copy() for a in args]
+        dn = [a.copy() for a in args]
+        up[k][i] += h
+        dn[k][i] -= h
+        out[i] = (fn(*up) - fn(*dn)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("fn, args", [
+    (pair_energy, (np.array([0.3, -1.2, 2.0, 0.7]),)),
+    (safe_ratio, (np.array([1.0, 2.0, 3.0]), np.array([2.0, 0.0, -4.0]))),
+    (log_where, (np.array([0.5, 0.0, 2.0, 0.0]),)),
+], ids=["sqrt-of-zero", "divide-by-zero", "log-of-zero"])
+def test_unused_infinite_partials_give_zero_not_nan(fn, args):
+    argnums = tuple(range(len(args)))
+    got = zymase.grad(fn, argnums=argnums)(*args)
+    for k in argnums:
+        want = _central(fn, args, k)
+        if fn is safe_ratio and k == 1:
+            want[args[1] == 0.0] = 0.0  # a jump in y there: the branch not taken gives nothing
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-8)
+        rng = np.random.default_rng(k)
+        v = rng.standard_normal(args[k].shape)
+        tangents = tuple(v if j == k else None for j in argnums)
+        _, t = zymase.jvp(fn, args, tangents)
+        assert t == pytest.approx(float(np.sum(got[k] * v)), rel=1e-9, abs=1e-12)

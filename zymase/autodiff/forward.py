@@ -162,7 +162,8 @@ class ForwardTransform:
     def partials(self, op: Op, new: Op) -> None:
         xs = [self.x(v) for v in op.operands]
         need = [v in self.tan for v in op.operands]
-        ps = PARTIALS[op.name].fn(self.b, *xs, out=new.result, need=need)
+        rule = PARTIALS[op.name]
+        ps = rule.fn(self.b, *xs, out=new.result, need=need)
         lanes = []
         for w in range(self.width):
             acc = None
@@ -170,7 +171,7 @@ class ForwardTransform:
                 tv = self.t(v, w)
                 if tv is None or p is None:
                     continue
-                term = self.b.mul(p, tv)
+                term = self.b.mul_strong(tv, p) if rule.strong else self.b.mul(p, tv)
                 acc = term if acc is None else self.b.add(acc, term)
             lanes.append(acc if acc is not None else self.b.const(0, new.result.type))
         self.tan[op.result] = lanes

@@ -101,7 +101,8 @@ def _scalar(rt, op) -> None:
         ps = rule.fn(rt.b, *xs, out=out, need=need)
         for v, p, nd in zip(op.operands, ps, need):
             if nd and p is not None:
-                rt.accumulate(v, rt.b.mul(c, rt.b.conj_if_complex(p)))
+                p = rt.b.conj_if_complex(p)
+                rt.accumulate(v, rt.b.mul_strong(c, p) if rule.strong else rt.b.mul(c, p))
         return
     rule = LINEAR[op.name]
     xs, out = _primals(rt, op, rule.uses)

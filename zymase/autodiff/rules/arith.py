@@ -51,7 +51,7 @@ def _mul(b, x, y, *, out, need):  # d(xy) = y dx + x dy
     return y, x
 
 
-@partials(DivF, uses="xo")
+@partials(DivF, uses="xo", strong=True)
 def _div(b, x, y, *, out, need):  # d(x/y) = dx/y - (x/y) dy/y
     inv = b.recip(y)
     return inv, (b.neg(b.mul(out, inv)) if need[1] else None)

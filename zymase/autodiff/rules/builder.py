@@ -54,6 +54,15 @@ class RuleBuilder(Builder):
     def square(self, x: Value) -> Value:
         return self.op(MulF, x, x)
 
+    def mul_strong(self, t: Value, p: Value) -> Value:
+        """``t * p``, and 0 where the (co)tangent ``t`` is 0 even if ``p`` is infinite or NaN (the
+        ``strong`` rules of ``registry.py``).  Complex values multiply plainly."""
+        prod = self.op(MulF, t, p)
+        if t.type.is_complex or p.type.is_complex:
+            return prod
+        zero = self.c(0.0, prod)
+        return self.select(self.cmp("eq", t, self.c(0.0, t)), zero, prod)
+
     def recip(self, x: Value) -> Value:
         return self.op(DivF, self.c(1.0, x), x)
 

@@ -50,44 +50,45 @@ from ...ir.ops import (
 from .registry import partials, zero
 
 
-def _unary(op, uses="x"):
-    """Register ``fn(b, x, out)``, the derivative of one-operand ``op``."""
+def _unary(op, uses="x", strong=False):
+    """Register ``fn(b, x, out)``, the derivative of one-operand ``op`` (``strong``: the partial
+    can be infinite, see ``registry.py``)."""
     def deco(fn):
-        partials(op, uses=uses)(lambda b, x, *, out, need: (fn(b, x, out),))
+        partials(op, uses=uses, strong=strong)(lambda b, x, *, out, need: (fn(b, x, out),))
         return fn
     return deco
 
 
-_unary(Sqrt, "o")(lambda b, x, out: b.div(b.c(0.5, x), out))  # 1 / (2 sqrt x)
+_unary(Sqrt, "o", strong=True)(lambda b, x, out: b.div(b.c(0.5, x), out))  # 1 / (2 sqrt x)
 _unary(Exp, "o")(lambda b, x, out: out)  # exp
-_unary(Log)(lambda b, x, out: b.recip(x))  # 1/x
-_unary(Log1p)(lambda b, x, out: b.recip(b.add(b.c(1.0, x), x)))  # 1/(1+x)
+_unary(Log, strong=True)(lambda b, x, out: b.recip(x))  # 1/x
+_unary(Log1p, strong=True)(lambda b, x, out: b.recip(b.add(b.c(1.0, x), x)))  # 1/(1+x)
 _unary(Expm1, "o")(lambda b, x, out: b.add(out, b.c(1.0, x)))  # exp(x) = expm1 + 1
-_unary(Log10)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(10.0), x))))
-_unary(Log2)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(2.0), x))))
+_unary(Log10, strong=True)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(10.0), x))))
+_unary(Log2, strong=True)(lambda b, x, out: b.recip(b.mul(x, b.c(math.log(2.0), x))))
 _unary(Sin)(lambda b, x, out: b.cos(x))
 _unary(Cos)(lambda b, x, out: b.neg(b.sin(x)))
 _unary(Tan, "o")(lambda b, x, out: b.add(b.c(1.0, x), b.square(out)))  # 1 + tan^2
-_unary(Asin)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x)))))
-_unary(Acos)(lambda b, x, out: b.neg(b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x))))))
+_unary(Asin, strong=True)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x)))))
+_unary(Acos, strong=True)(lambda b, x, out: b.neg(b.recip(b.sqrt(b.sub(b.c(1.0, x), b.square(x))))))
 _unary(Atan)(lambda b, x, out: b.recip(b.add(b.c(1.0, x), b.square(x))))
 _unary(Sinh)(lambda b, x, out: b.cosh(x))
 _unary(Cosh)(lambda b, x, out: b.sinh(x))
 _unary(Tanh, "o")(lambda b, x, out: b.sub(b.c(1.0, x), b.square(out)))  # 1 - tanh^2
 _unary(Asinh)(lambda b, x, out: b.recip(b.sqrt(b.add(b.square(x), b.c(1.0, x)))))
-_unary(Acosh)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.square(x), b.c(1.0, x)))))
-_unary(Atanh)(lambda b, x, out: b.recip(b.sub(b.c(1.0, x), b.square(x))))
+_unary(Acosh, strong=True)(lambda b, x, out: b.recip(b.sqrt(b.sub(b.square(x), b.c(1.0, x)))))
+_unary(Atanh, strong=True)(lambda b, x, out: b.recip(b.sub(b.c(1.0, x), b.square(x))))
 _unary(AbsF)(lambda b, x, out: b.sign(x))
 _unary(Erf)(lambda b, x, out: b.mul(b.c(2.0 / math.sqrt(math.pi), x),
                                            b.exp(b.neg(b.square(x)))))
 _unary(Erfc)(lambda b, x, out: b.mul(b.c(-2.0 / math.sqrt(math.pi), x),
                                             b.exp(b.neg(b.square(x)))))
-_unary(Lgamma)(lambda b, x, out: b.digamma(x))
-_unary(Tgamma, "xo")(lambda b, x, out: b.mul(out, b.digamma(x)))
-_unary(Digamma)(lambda b, x, out: b.trigamma(x))
+_unary(Lgamma, strong=True)(lambda b, x, out: b.digamma(x))
+_unary(Tgamma, "xo", strong=True)(lambda b, x, out: b.mul(out, b.digamma(x)))
+_unary(Digamma, strong=True)(lambda b, x, out: b.trigamma(x))
 
 
-@partials(Pow, uses="xo")
+@partials(Pow, uses="xo", strong=True)
 def _pow(b, x, y, *, out, need):
     """d x^y = y x^(y-1) dx + log(x) x^y dy; y x^(y-1) is computed as y out / x away from 0."""
     dx = dy = None
@@ -99,7 +100,7 @@ def _pow(b, x, y, *, out, need):
     return dx, dy
 
 
-@partials(Atan2)
+@partials(Atan2, strong=True)
 def _atan2(b, y, x, *, out, need):  # atan2(y, x): (x, -y) / (x^2 + y^2)
     r2 = b.add(b.square(x), b.square(y))
     return b.div(x, r2), b.neg(b.div(y, r2))

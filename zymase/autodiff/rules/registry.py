@@ -12,6 +12,11 @@
   ``"c"`` the first operand only (a condition), ``"y"`` each operand only when the other one is
   active (a product: ``0.5 * p`` needs nothing of ``p``); the reverse planner caches or
   recomputes exactly these.
+* ``strong`` marks records whose partial can be infinite where the function is finite (sqrt and
+  log at 0, 1/y at y = 0, asin at 1, ...): there a zero tangent or cotangent times the partial is
+  0, not NaN (Enzyme's "strong zero").  A value that does not reach the result, such as the
+  diagonal of ``sqrt(dx**2 + dy**2)`` cut away by ``np.triu(..., 1)``, then contributes nothing,
+  as finite differences say; JAX and PyTorch give NaN there.
 * ``ZERO`` names ops whose results are never active: comparisons, integer ops, piecewise
   constant functions (floor, sign, ...), predicates.
 """
@@ -24,10 +29,10 @@ from ...ir.core import Op
 
 
 class Rule:
-    __slots__ = ("fn", "uses")
+    __slots__ = ("fn", "uses", "strong")
 
-    def __init__(self, fn, uses: str):
-        self.fn, self.uses = fn, uses
+    def __init__(self, fn, uses: str, strong: bool = False):
+        self.fn, self.uses, self.strong = fn, uses, strong
 
 
 PARTIALS: dict[str, Rule] = {}
@@ -35,11 +40,11 @@ LINEAR: dict[str, Rule] = {}
 ZERO: set[str] = set()
 
 
-def partials(*ops: type[Op], uses: str = "x"):
+def partials(*ops: type[Op], uses: str = "x", strong: bool = False):
     """Register ``fn(b, *operands, out, need)`` as the partials record of ``ops``."""
     def deco(fn: Callable):
         for op in ops:
-            PARTIALS[op.name] = Rule(fn, uses)
+            PARTIALS[op.name] = Rule(fn, uses, strong)
         return fn
     return deco
 
