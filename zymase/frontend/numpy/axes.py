@@ -15,17 +15,9 @@ from ...ir.types import I64
 from ..emit import alloc, check, load, nest, store
 from ..typing import Array, Scalar, Tup
 from .arrays import as_array
-from .params import REQUIRED, bind, const_int, is_none, norm_axis
+from .params import REQUIRED, bind, const_axes, const_int, is_none, norm_axis
 from .registry import CALLS, register_all
 from .shape import reshaped
-
-
-def _axes(lw, v, ndim, what, node) -> list[int]:
-    items = v.items if isinstance(v, Tup) else (v,)
-    out = [norm_axis(lw, const_int(lw, x, what, node), ndim, node) for x in items]
-    if len(set(out)) != len(out):
-        raise lw.err(ZymaseTypeError, f"{what}: repeated axis", node)
-    return out
 
 
 def flip(lw, a: Array, axes, node) -> Array:
@@ -39,7 +31,7 @@ def _flip(lw, args, kwargs, node):
     p = bind(lw, "np.flip", args, kwargs, node, [("m", REQUIRED), ("axis", None)])
     a = as_array(lw, p["m"], "np.flip", node)
     nd = a.type.ndim
-    axes = list(range(nd)) if is_none(p["axis"]) else _axes(lw, p["axis"], nd, "np.flip", node)
+    axes = list(range(nd)) if is_none(p["axis"]) else const_axes(lw, p["axis"], nd, "np.flip", node)
     return flip(lw, a, axes, node)
 
 
@@ -70,8 +62,8 @@ def _moveaxis(lw, args, kwargs, node):
              [("a", REQUIRED), ("source", REQUIRED), ("destination", REQUIRED)])
     a = as_array(lw, p["a"], "np.moveaxis", node)
     nd = a.type.ndim
-    src = _axes(lw, p["source"], nd, "np.moveaxis source", node)
-    dst = _axes(lw, p["destination"], nd, "np.moveaxis destination", node)
+    src = const_axes(lw, p["source"], nd, "np.moveaxis source", node)
+    dst = const_axes(lw, p["destination"], nd, "np.moveaxis destination", node)
     if len(src) != len(dst):
         raise lw.err(ZymaseTypeError, "np.moveaxis: source and destination need the same "
                      "number of axes", node)
@@ -86,7 +78,7 @@ def _expand_dims(lw, args, kwargs, node):
     a = as_array(lw, p["a"], "np.expand_dims", node)
     items = p["axis"].items if isinstance(p["axis"], Tup) else (p["axis"],)
     nd = a.type.ndim + len(items)
-    axes = _axes(lw, p["axis"], nd, "np.expand_dims", node)
+    axes = const_axes(lw, p["axis"], nd, "np.expand_dims", node)
     dims, it = [], iter(lw.dims(a))
     for d in range(nd):
         dims.append(lw.b.i64(1) if d in axes else next(it))
@@ -100,7 +92,7 @@ def _squeeze(lw, args, kwargs, node):
         raise lw.err(ZymaseTypeError, "np.squeeze() without axis= drops the axes of size 1, "
                      "which are known only when the function runs: name them "
                      "(np.squeeze(a, axis=1))", node)
-    axes = _axes(lw, p["axis"], a.type.ndim, "np.squeeze", node)
+    axes = const_axes(lw, p["axis"], a.type.ndim, "np.squeeze", node)
     dims = lw.dims(a)
     for d in axes:
         check(lw, lw.b.op(CmpI, dims[d], lw.b.i64(1), pred="eq"), "ValueError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.ops import NegF, NegI
-from ..typing import FVal, PyObj, Scalar
+from ..typing import FVal, PyObj, Scalar, Tup
 
 REQUIRED = object()  # marks a parameter without a default in ``bind``
 
@@ -72,6 +72,16 @@ def const_int(lw, v, what, node) -> int:
     if isinstance(k, bool) or not isinstance(k, int):
         raise lw.err(UnsupportedError, f"{what} must be a constant integer", node)
     return k
+
+
+def const_axes(lw, v, ndim, what, node) -> list[int]:
+    """The axes of an int or a tuple of ints known when compiling (``axis=(1, 2)``), each in
+    ``range(ndim)``, none repeated."""
+    items = v.items if isinstance(v, Tup) else (v,)
+    out = [norm_axis(lw, const_int(lw, x, what, node), ndim, node) for x in items]
+    if len(set(out)) != len(out):
+        raise lw.err(ZymaseTypeError, f"{what}: repeated axis", node)
+    return out
 
 
 def norm_axis(lw, axis: int, ndim: int, node) -> int:

@@ -29,9 +29,9 @@ from ...ir.ops import (
 )
 from ...ir.types import C64, C128, F32, F64, I1, I64, ArrayType
 from ..emit import alloc, load, nest, parallel_loop, store
-from ..typing import Array, ListVal, Scalar
+from ..typing import Array, ListVal, Scalar, Tup
 from .arrays import as_operand, list_to_array
-from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
+from .params import REQUIRED, bind, const_axes, const_int, is_none, norm_axis, static
 from .registry import add_methods, register_all
 
 IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
@@ -289,6 +289,9 @@ def _checked_reducer(original, fname):
             [("a", REQUIRED), ("axis", None)],
             {"out": None, "dtype": None},
         )
+        if isinstance(b["axis"], Tup):
+            return _over_axes(lw, lambda v, kw: original(lw, [v], kw, node), b["a"], b["axis"],
+                              keep, fname, node)
         axis = _axis_kw(lw, b["axis"], node)
         r = original(lw, [b["a"]], axis, node)
         return keep_dims(lw, r, b["a"], b["axis"], node) if keep else r
@@ -308,10 +311,55 @@ def _checked_method(original, name):
             [("axis", None)],
             {"out": None, "dtype": None},
         )
+        if isinstance(b["axis"], Tup):
+            return _over_axes(lw, lambda v, kw: original(lw, v, [], kw, node), a, b["axis"],
+                              keep, f"ndarray.{name}", node)
         r = original(lw, a, [], _axis_kw(lw, b["axis"], node), node)
         return keep_dims(lw, r, a, b["axis"], node) if keep else r
 
     return m
+
+
+def _over_axes(lw, reduce_one, a, axes, keep, fname, node):
+    """A reduction over the tuple of axes ``axes`` (``np.sum(x, axis=(1, 2))``): one axis at a
+    time from the last (sum, prod, max, min, any, all are exact that way, and a mean of
+    equal-sized means is the mean), then the reduced axes kept as length 1 for ``keepdims``."""
+    if fname.endswith(("argmax", "argmin")):
+        raise lw.err(ZymaseTypeError, f"{fname}(axis=) takes one axis, not a tuple (as in "
+                     "NumPy)", node)
+    a = as_operand(lw, a, node)
+    if isinstance(a, ListVal):
+        a = list_to_array(lw, a)
+    if not isinstance(a, Array):
+        raise lw.err(ZymaseTypeError, f"{fname}(axis=...) needs an array, not "
+                     f"{lw.describe(a)}", node)
+    nd = a.type.ndim
+    axes = sorted(const_axes(lw, axes, nd, f"{fname}(axis=)", node), reverse=True)
+    if not axes:
+        raise lw.err(UnsupportedError, f"{fname}(axis=()) reduces nothing; use the array "
+                     "itself (or .astype for the result type)", node)
+    r = a
+    for ax in axes:
+        r = reduce_one(r, {"axis": lw.const_int(ax)})
+    return _ones_at(lw, r, axes, nd) if keep else r
+
+
+def _ones_at(lw, r, axes, nd):
+    """``r`` (a reduction of an ``nd``-dimensional array over ``axes``) with length-1 axes at
+    ``axes``: a reshape of a fresh C-ordered result."""
+    b = lw.b
+    if isinstance(r, Scalar):
+        out = alloc(lw, r.type, [b.i64(1)] * nd)
+        store(lw, r.value, out, [b.i64(0)] * nd)
+        return out
+    if r.type.layout != "C":
+        copy = alloc(lw, r.type.dtype, lw.dims(r))
+        nest(lw, lw.dims(r), lambda idx, acc: store(lw, load(lw, r, idx), copy, idx))
+        r = copy
+    kept = iter(lw.dims(r))
+    dims = [b.i64(1) if d in axes else next(kept) for d in range(nd)]
+    t = ArrayType(r.type.dtype, nd, "C")
+    return Array(b.create(Reshape, [r.value, *dims], [t]).result)
 
 
 def pop_keepdims(lw, kwargs, fname, node):
@@ -332,25 +380,10 @@ def keep_dims(lw, r, a, axis, node):
     if not isinstance(a, Array):
         return r  # a scalar's reduction is the scalar, and keepdims keeps it 0-d
     nd = a.type.ndim
-    b = lw.b
     if is_none(axis):
         r = r if isinstance(r, Scalar) else Scalar(load(lw, r, []))
-        out = alloc(lw, r.type, [b.i64(1)] * nd)
-        store(lw, r.value, out, [b.i64(0)] * nd)
-        return out
-    if nd == 1:  # reduced to a scalar
-        out = alloc(lw, r.type, [b.i64(1)])
-        store(lw, r.value, out, [b.i64(0)])
-        return out
-    k = norm_axis(lw, const_int(lw, axis, "axis=", node), nd, node)
-    if r.type.layout != "C":
-        copy = alloc(lw, r.type.dtype, lw.dims(r))
-        nest(lw, lw.dims(r), lambda idx, acc: store(lw, load(lw, r, idx), copy, idx))
-        r = copy
-    dims = lw.dims(r)
-    dims = dims[:k] + [b.i64(1)] + dims[k:]
-    t = ArrayType(r.type.dtype, nd, "C")
-    return Array(b.create(Reshape, [r.value, *dims], [t]).result)
+        return _ones_at(lw, r, range(nd), nd)
+    return _ones_at(lw, r, [norm_axis(lw, const_int(lw, axis, "axis=", node), nd, node)], nd)
 
 
 def _axis_kw(lw, axis, node):
