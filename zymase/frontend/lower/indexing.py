@@ -39,6 +39,7 @@ from ..emit import finite_to_int
 from ..numpy.arrays import array_from_sequence, assign_into, list_to_array
 from ..numpy.complex import complex_part
 from ..numpy.fancy import fancy_read, fancy_write
+from ..numpy.tiling import GRIDS, grid
 from ..typing import Array, ListVal, PyObj, Scalar, Struct, Tup, TupList
 
 
@@ -82,6 +83,8 @@ class IndexingMixin:
             i = self.index_scalar(self.expr(node.slice), node)
             j = self.norm_index(i, base.length, node)
             return Scalar(self.b.op(Load, base.buf, j), False)
+        if isinstance(base, PyObj) and base.obj in GRIDS:
+            return grid(self, base.obj, node)
         if not isinstance(base, Array):
             raise self.err(ZymaseTypeError, f"{self.describe(base)} cannot be indexed", node)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]

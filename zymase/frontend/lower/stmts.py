@@ -20,6 +20,7 @@ from ...ir.core import Block, Func, Region, Value
 from ...ir.ops import Alloc, Assert, If, Not, OrI, Relayout
 from ...ir.types import ArrayType
 from .. import scan
+from ..numpy.shape import reshape
 from ..typing import (
     UNDEF,
     Array,
@@ -163,9 +164,31 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             self.store_subscript(target, value)
+        elif (isinstance(target, ast.Attribute) and target.attr == "shape"
+              and isinstance(target.value, ast.Name)):
+            self.assign_shape(target.value, value, target)
         else:
-            raise UnsupportedError(f"cannot assign to a `{type(target).__name__}`",
+            what = {ast.Attribute: f"the attribute `.{getattr(target, 'attr', '')}`",
+                    ast.Starred: "a starred name (`*rest`)"}.get(type(target), "this target")
+            raise UnsupportedError(f"cannot assign to {what} in compiled code; assign to a "
+                                   "name, a tuple of names or an element/slice `a[i]`",
                                    self.src.loc(target))
+
+    def assign_shape(self, name: ast.Name, shape, node) -> None:
+        """``a.shape = (n, m)``: ``a`` becomes the reshaped array (a view of a contiguous one,
+        as NumPy's in-place reshape).  NumPy changes the object every name for it sees, so this
+        is refused while another name holds the same array."""
+        cur = self.lookup_name(name.id, name)
+        if not isinstance(cur, Array):
+            raise ZymaseTypeError(f"`{name.id}.shape = ...` needs {name.id} to be an array, not "
+                                  f"{self.describe(cur)}", self.src.loc(node))
+        others = [k for k, v in self.symtab.items() if k != name.id and isinstance(v, Array)
+                  and v.value is cur.value]
+        if others:
+            raise UnsupportedError(f"`{name.id}.shape = ...` would reshape `{others[0]}` too (the "
+                                   f"same array); write `{name.id} = {name.id}.reshape(...)` to "
+                                   "reshape one name", self.src.loc(node))
+        self.symtab[name.id] = reshape(self, cur, shape, node)
 
     def mark_bound(self, name: str) -> None:
         """``name`` was just assigned: its ``$def:`` flag (if it has one) is now true."""

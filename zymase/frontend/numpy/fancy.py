@@ -1,9 +1,12 @@
-"""Indexing with one array: ``x[mask]`` and ``x[idx]`` (reads copy; writes go into ``x``).
+"""Indexing with arrays: ``x[mask]``, ``x[idx]`` and ``x[rows, cols]`` (reads copy; writes go
+into ``x``).
 
 * A boolean mask selects, in C order, the positions where it is true: ``x[mask]`` counts them,
   allocates, then fills; the mask's shape must match the axes it indexes (IndexError).
 * An integer array gathers along one axis: ``x[idx]`` has shape ``idx.shape + x.shape[1:]``;
   negative indices wrap, out-of-range ones raise IndexError under ``boundscheck``.
+* Several integer arrays (``x[rows, cols]``, ``N[xi[m], yi[m]] = v``) are broadcast together
+  and pick one element per position, as NumPy's advanced indexing.
 * Other items may stand beside the array as in NumPy (``x[:, idx]``, ``x[mask, 1:]``,
   ``x[0, idx]``); integers must be adjacent to the array (no slice between them).
 * ``x[idx] = v`` writes in index order, so a repeated index keeps the last value, and
@@ -18,25 +21,28 @@ from ...ir.ops import AddI, CmpI, If, OrI
 from ...ir.types import I64
 from ..emit import alloc, check, load, nest, store
 from ..typing import Array, Scalar
-from .arrays import broadcast_to, copy_array, may_overlap, operand, sdtype
+from .arrays import broadcast_shapes, broadcast_to, copy_array, may_overlap, operand, sdtype
 
 FULL = ("slice", None, None, None)
 
 
 def _plan(lw, base: Array, items, node):
-    """(view, position p of the indexed axes in the view, index array, is_mask)."""
+    """(view, position p of the indexed axes in the view, index array(s), is_mask): one mask,
+    or a list of integer arrays (each indexes one axis of the view from ``p`` on)."""
     pos = [k for k, it in enumerate(items) if it[0] == "array"]
-    if len(pos) != 1:
-        raise lw.err(
-            UnsupportedError, "indexing with more than one index array is not supported", node
-        )
     k = pos[0]
     idx = items[k][1]
-    dt = idx.type.dtype
-    if not (dt.is_bool or dt.is_int):
+    dts = [items[j][1].type.dtype for j in pos]
+    if not all(dt.is_bool or dt.is_int for dt in dts):
         raise lw.err(
             ZymaseIndexError, "arrays used as indices must be of integer (or boolean) type", node
         )
+    if len(pos) > 1 and any(dt.is_bool for dt in dts):
+        raise lw.err(
+            UnsupportedError, "a boolean mask beside other index arrays is not supported; "
+            "index with np.nonzero(mask)'s arrays instead", node
+        )
+    dt = dts[0]
     advanced = [j for j, it in enumerate(items) if it[0] != "slice"]
     if advanced != list(range(advanced[0], advanced[-1] + 1)):
         raise lw.err(
@@ -45,14 +51,17 @@ def _plan(lw, base: Array, items, node):
             node,
         )
     m = idx.type.ndim if dt.is_bool else 1
-    rest = items[:k] + [FULL] * m + items[k + 1 :]
+    rest = [FULL if it[0] == "array" else it for it in items[:k]] + [FULL] * m + [
+        FULL if it[0] == "array" else it for it in items[k + 1 :]]
     if len(rest) > base.type.ndim:
         raise lw.err(
             ZymaseIndexError, f"too many indices for an array with ndim={base.type.ndim}", node
         )
     view = base if all(it == FULL for it in rest) else Array(lw.subview(base, rest, node))
     p = sum(1 for it in items[:k] if it[0] == "slice")
-    return view, p, idx, dt.is_bool
+    if dt.is_bool:
+        return view, p, idx, True
+    return view, p, [items[j][1] for j in pos], False
 
 
 def _if(lw, cond, then_fn, else_fn, types):
@@ -106,11 +115,24 @@ def _each_selected(lw, view, p, mask, visit):
     nest(lw, vd[:p], outer)
 
 
-def _gather_index(lw, view, p, idx, oidx, nq):
-    """The view index of output index ``oidx`` (whose ``nq`` dims at ``p`` index ``idx``)."""
-    n = lw.dim(view, p)
-    j = Scalar(lw.b.cast(load(lw, idx, oidx[p : p + nq]), I64), False)
-    return oidx[:p] + [lw.norm_index(j, n, None)] + oidx[p + nq :]
+def _gathered(lw, view, p, idxs, node):
+    """(the dims of the result of indexing ``view`` with the integer arrays ``idxs`` at axes
+    ``p, p + 1, ...``, the arrays broadcast together, how many result dims they give)."""
+    vd = lw.dims(view)
+    shape = broadcast_shapes(lw, [lw.dims(i) for i in idxs]) if len(idxs) > 1 else lw.dims(
+        idxs[0])
+    idxs = [broadcast_to(lw, i, shape) for i in idxs]
+    return idxs, vd[:p] + shape + vd[p + len(idxs) :], len(shape)
+
+
+def _gather_index(lw, view, p, idxs, oidx, nq):
+    """The view index of output index ``oidx`` (whose ``nq`` dims at ``p`` index each of
+    ``idxs``, broadcast to one shape)."""
+    at = []
+    for a, idx in enumerate(idxs):
+        j = Scalar(lw.b.cast(load(lw, idx, oidx[p : p + nq]), I64), False)
+        at.append(lw.norm_index(j, lw.dim(view, p + a), None))
+    return oidx[:p] + at + oidx[p + nq :]
 
 
 def fancy_read(lw, base: Array, items, node) -> Array:
@@ -118,8 +140,7 @@ def fancy_read(lw, base: Array, items, node) -> Array:
     vd = lw.dims(view)
     dt = view.type.dtype
     if not is_mask:
-        nq = idx.type.ndim
-        out_dims = vd[:p] + lw.dims(idx) + vd[p + 1 :]
+        idx, out_dims, nq = _gathered(lw, view, p, idx, node)
         out = alloc(lw, dt, out_dims)
         nest(
             lw,
@@ -184,8 +205,7 @@ def fancy_write(lw, base: Array, items, value, node):
     vd = lw.dims(view)
     t = view.type.dtype
     if not is_mask:
-        nq = idx.type.ndim
-        dims = vd[:p] + lw.dims(idx) + vd[p + 1 :]
+        idx, dims, nq = _gathered(lw, view, p, idx, node)
         v = _target(lw, v, dims, node)
         nest(
             lw,

@@ -1,19 +1,23 @@
 """Arrays built by repeating others: ``np.meshgrid`` (``indexing="xy"`` or ``"ij"``, new
-arrays), ``np.tile`` (repetitions known when compiling) and ``np.repeat`` (one count for every
-element, with or without ``axis``)."""
+arrays), ``np.mgrid[0:n, 0:m]`` (one array, first axis the coordinate) and ``np.ogrid[...]``
+(broadcastable ranges) of integer, float and ``a:b:kj`` (linspace) slices, ``np.tile``
+(repetitions known when compiling) and ``np.repeat`` (one count for every element, with or
+without ``axis``)."""
 
 from __future__ import annotations
+
+import ast
 
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
-from ...ir.ops import CmpI, FloorDivI, ModI, MulI
-from ...ir.types import I64
+from ...ir.ops import CmpI, FloorDivI, ModI, MulI, Reshape
+from ...ir.types import F64, I64, ArrayType
 from ..emit import alloc, check, load, nest, store
 from ..typing import Array, Scalar, Tup
-from .arrays import array_from_sequence, as_array, operand
+from .arrays import array_from_sequence, as_array, map_elements, operand
 from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
-from .registry import register_all
+from .registry import CALLS, register_all
 from .shape import ravel
 
 
@@ -104,6 +108,59 @@ def _repeat(lw, args, kwargs, node):
         store(lw, load(lw, a, at), out, idx)
 
     nest(lw, dims, body)
+    return out
+
+
+GRIDS = (np.mgrid, np.ogrid)
+
+
+def grid(lw, obj, node) -> Array | Tup:
+    """``np.mgrid[...]`` / ``np.ogrid[...]`` (``node`` the subscript): each slice is an
+    ``np.arange`` (``a:b:s``) or an ``np.linspace`` (``a:b:kj``, k points, the end included);
+    the dtype is the slices' common one (int64, or float64 when any part is a float)."""
+    sparse = obj is np.ogrid
+    name = "np.ogrid" if sparse else "np.mgrid"
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not all(isinstance(p, ast.Slice) for p in parts):
+        raise lw.err(UnsupportedError, f"{name}[...] takes slices (start:stop:step)", node)
+    ranges, floats = [], False
+    for p in parts:
+        start = lw.expr(p.lower) if p.lower is not None else lw.const_int(0)
+        stop = lw.expr(p.upper) if p.upper is not None else None
+        step = lw.expr(p.step) if p.step is not None else lw.const_int(1)
+        if stop is None:
+            raise lw.err(UnsupportedError, f"{name}[...] needs each slice's stop", node)
+        count = static(lw, step)
+        if isinstance(count, complex):
+            n = int(abs(count))
+            if count.real != 0 or n != abs(count):
+                raise lw.err(ZymaseTypeError, f"{name}[a:b:kj] needs k a whole number", node)
+            ranges.append(CALLS[np.linspace](lw, [start, stop, lw.const_int(n)], {}, node))
+        elif isinstance(step, Scalar) and step.type.is_complex:
+            raise lw.err(UnsupportedError, f"{name}[a:b:kj] needs k known when compiling",
+                         node)
+        else:
+            ranges.append(CALLS[np.arange](lw, [start, stop, step], {}, node))
+        floats = floats or ranges[-1].type.dtype.kind == "f"
+    t = F64 if floats else I64
+    k = len(ranges)
+    if sparse:
+        ranges = [r if r.type.dtype == t else map_elements(lw, [r], lambda x: x, t, node)
+                  for r in ranges]
+        outs = []
+        for d, r in enumerate(ranges):
+            dims = [lw.b.i64(1)] * k
+            dims[d] = lw.dim(r, 0)
+            outs.append(Array(lw.b.create(Reshape, [r.value, *dims],
+                                          [ArrayType(t, k, "C")]).result))
+        return outs[0] if k == 1 and not isinstance(node.slice, ast.Tuple) else Tup(tuple(outs))
+    if k == 1 and not isinstance(node.slice, ast.Tuple):
+        return ranges[0]
+    dims = [lw.dim(r, 0) for r in ranges]
+    out = alloc(lw, t, [lw.b.i64(k), *dims])
+    for d, r in enumerate(ranges):
+        nest(lw, dims, lambda idx, acc, d=d, r=r: store(
+            lw, lw.b.cast(load(lw, r, [idx[d]]), t), out, [lw.b.i64(d), *idx]))
     return out
 
 
