@@ -67,3 +67,42 @@ def test_derivatives():
     for k, g in enumerate((gw, ga)):
         fd = central_differences(_loss, (w, a), k, 1e-7)
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
+
+
+def _histograms_runtime(a, w, n, edges):
+    h, e = np.histogram(a, n)  # a number of bins known only when running
+    hw = np.histogram(a, n, weights=w)[0]
+    he, ee = np.histogram(a, bins=edges)
+    hew = np.histogram(a, edges, weights=w)[0]
+    hed = np.histogram(a, edges, density=True)[0]
+    return h, e, hw / np.maximum(h, 1), he, ee, hew, hed
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_histogram_runtime_bins_and_edges(n):
+    rng = np.random.default_rng(n)
+    a = np.concatenate([rng.standard_normal(40), [-0.5, 0.25, 2.0, 3.5]])
+    w = rng.standard_normal(a.size)
+    edges = np.array([-2.0, -0.5, 0.0, 0.25, 2.0])  # values on edges, one outside
+    with np.errstate(all="ignore"):
+        check(_histograms_runtime, a, w, n, edges)
+        check(_histograms_runtime, a, np.round(w * 3).astype(np.int64), n, edges.astype(np.int64))
+
+
+def _azimint(data, radius, npt):  # radial averages, as image-analysis code writes them
+    return np.histogram(radius, npt, weights=data)[0] / np.histogram(radius, npt)[0]
+
+
+def test_histogram_runtime_bins_derivative():
+    rng = np.random.default_rng(5)
+    data, radius = rng.standard_normal(30), rng.random(30)
+    g = zymase.grad(lambda d, r: np.sum(np.sin(_azimint(d, r, 4))))(data, radius)
+    fd = central_differences(lambda d, r: np.sum(np.sin(_azimint(d, r, 4))), (data, radius), 0)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_histogram_bin_errors():
+    with pytest.raises(ValueError, match="must be positive"):
+        zymase.jit(_histograms_runtime)(np.ones(3), np.ones(3), 0, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="increase monotonically"):
+        zymase.jit(_histograms_runtime)(np.ones(3), np.ones(3), 2, np.array([0.0, 2.0, 1.0]))

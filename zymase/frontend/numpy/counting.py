@@ -1,6 +1,6 @@
 """Counting into bins: ``np.bincount(x, weights=None, minlength=0)`` and
 ``np.histogram(a, bins=10, range=None, weights=None, density=False)`` with a number of equal
-bins, each value placed as NumPy places it (the same arithmetic and the same corrections at
+bins (known when compiling or not) or an array of edges, each value placed as NumPy places it (the same arithmetic and the same corrections at
 the edges, so a value on an edge lands where NumPy puts it).  The counts' derivative with
 respect to ``weights`` is the scatter's; with respect to the values it is zero, and the edges
 follow the values' min and max when ``range`` is not given."""
@@ -29,10 +29,11 @@ from ...ir.ops import (
     SubI,
 )
 from ...ir.types import F64, I64
+from .. import library
 from ..emit import alloc, arith, check, load, nest, store
 from ..typing import Array, Scalar, Tup
-from .arrays import as_array, sdtype
-from .params import REQUIRED, bind, const_int, is_none
+from .arrays import as_array, map_elements, sdtype
+from .params import REQUIRED, bind, is_none
 from .registry import register_all
 from .shape import ravel
 
@@ -93,13 +94,11 @@ def _histogram(lw, args, kwargs, node):
     b = lw.b
     a = _flat(lw, p["a"], "np.histogram", node)
     if isinstance(p["bins"], (Array, Tup)):
-        raise lw.err(ZymaseTypeError, "np.histogram() with bin edges is not supported yet: "
-                     "give a number of equal bins", node)
-    nbins = const_int(lw, p["bins"], "bins", node) if not isinstance(p["bins"], Scalar) or \
-        lw.constant_of(p["bins"]) is not None else None
-    if nbins is None or nbins < 1:
-        raise lw.err(ZymaseTypeError, "np.histogram(bins=) needs a positive number known "
-                     "when compiling", node)
+        return _histogram_edges(lw, a, p, node)
+    bins = p["bins"]
+    if not isinstance(bins, Scalar) or not bins.type.is_int:
+        raise lw.err(ZymaseTypeError, "np.histogram(bins=) takes a number of bins or an array "
+                     f"of bin edges, not {lw.describe(bins)}", node)
     n = lw.dim(a, 0)
     t = F64
     if is_none(p["range"]):
@@ -126,22 +125,27 @@ def _histogram(lw, args, kwargs, node):
     lo = b.op(Select, same, b.op(SubF, lo, b.const(0.5, t)), lo)
     hi = b.op(Select, same, arith(lw, "add", hi, b.const(0.5, t)), hi)
     # the edges, as np.linspace(lo, hi, nbins + 1)
-    edges = alloc(lw, t, [b.i64(nbins + 1)])
-    step = b.op(DivF, b.op(SubF, hi, lo), b.const(float(nbins), t))
+    nbins = b.cast(bins.value, I64)
+    check(lw, b.op(CmpI, nbins, b.i64(1), pred="ge"), "ValueError",
+          "`bins` must be positive, when an integer")
+    fbins = b.cast(nbins, t)
+    nedges = b.op(AddI, nbins, b.i64(1))
+    edges = alloc(lw, t, [nedges])
+    step = b.op(DivF, b.op(SubF, hi, lo), fbins)
 
     def fill(idx, acc):
         i = b.cast(idx[0], t)
         v = arith(lw, "add", b.op(MulF, i, step), lo)
-        last = b.op(CmpI, idx[0], b.i64(nbins), pred="eq")
+        last = b.op(CmpI, idx[0], nbins, pred="eq")
         store(lw, b.op(Select, last, hi, v), edges, idx)
 
-    nest(lw, [b.i64(nbins + 1)], fill)
+    nest(lw, [nedges], fill)
     weights = None if is_none(p["weights"]) else _flat(lw, p["weights"], "np.histogram",
                                                        node)
     wt = I64 if weights is None else sdtype(weights).type
-    hist = alloc(lw, wt, [b.i64(nbins)], init="zero")
-    norm = b.op(DivF, b.const(float(nbins), t), b.op(SubF, hi, lo))
-    last_bin = b.i64(nbins - 1)
+    hist = alloc(lw, wt, [nbins], init="zero")
+    norm = b.op(DivF, fbins, b.op(SubF, hi, lo))
+    last_bin = b.op(SubI, nbins, b.i64(1))
 
     def place(idx, acc):
         v = b.cast(load(lw, a, idx), t)
@@ -149,8 +153,8 @@ def _histogram(lw, args, kwargs, node):
         f = b.op(MulF, b.op(SubF, v, lo), norm)
         f = b.op(Select, keep, f, b.const(0.0, t))  # (NaN and outside: not counted)
         k = b.cast(f, I64)
-        k = b.op(Select, b.op(CmpI, k, b.i64(nbins), pred="eq"), last_bin, k)
-        k = b.op(Select, b.op(CmpI, k, b.i64(nbins), pred="gt"), last_bin, k)
+        k = b.op(Select, b.op(CmpI, k, nbins, pred="eq"), last_bin, k)
+        k = b.op(Select, b.op(CmpI, k, nbins, pred="gt"), last_bin, k)
         below = b.op(CmpF, v, b.op(Load, edges.value, k), pred="lt")
         k = b.op(Select, below, b.op(SubI, k, b.i64(1)), k)
         k = b.op(MaxI, k, b.i64(0))
@@ -164,13 +168,18 @@ def _histogram(lw, args, kwargs, node):
         b.create(Store, [arith(lw, "add", old, w), hist.value, k])
 
     nest(lw, [n], place)
-    density = p["density"]
+    return Tup((_density(lw, hist, edges, nbins, p["density"]), edges))
+
+
+def _density(lw, hist, edges, nbins, density):
+    """``hist`` itself, or for ``density=True`` divided by its total and the bins' widths."""
+    b, t = lw.b, F64
     if lw.constant_of(density) if isinstance(density, Scalar) else bool(density):
-        total = nest(lw, [b.i64(nbins)],
+        total = nest(lw, [nbins],
                      lambda idx, acc: [arith(lw, "add", acc[0],
                                              b.cast(load(lw, hist, idx), t))],
                      carried=[b.const(0.0, t)])[0]
-        dens = alloc(lw, t, [b.i64(nbins)])
+        dens = alloc(lw, t, [nbins])
 
         def scale(idx, acc):
             width = b.op(SubF, b.op(Load, edges.value, b.op(AddI, idx[0], b.i64(1))),
@@ -178,9 +187,28 @@ def _histogram(lw, args, kwargs, node):
             store(lw, b.op(DivF, b.cast(load(lw, hist, idx), t), b.op(MulF, total, width)),
                   dens, idx)
 
-        nest(lw, [b.i64(nbins)], scale)
-        hist = dens
-    return Tup((hist, edges))
+        nest(lw, [nbins], scale)
+        return dens
+    return hist
+
+
+def _histogram_edges(lw, a, p, node):
+    """``np.histogram(a, bins=edges)``: bins between given (increasing) edges, the last one
+    closed (``library.histogram_edges``)."""
+    edges = _flat(lw, p["bins"], "np.histogram", node)
+    if not is_none(p["range"]):
+        raise lw.err(ZymaseTypeError, "np.histogram(range=) is not used with bin edges; drop "
+                     "range=", node)
+    given = edges
+    edges = map_elements(lw, [edges], lambda x: x, F64, node)
+    weighted = not is_none(p["weights"])
+    w = _flat(lw, p["weights"], "np.histogram", node) if weighted else a
+    hist = lw.call_library(library.histogram_edges, [a, edges, w, lw.const_bool(weighted)], node)
+    want = sdtype(w).type if weighted else I64
+    if hist.type.dtype != want:
+        hist = map_elements(lw, [hist], lambda x: x, want, node)
+    nbins = lw.b.op(SubI, lw.dim(edges, 0), lw.b.i64(1))
+    return Tup((_density(lw, hist, edges, nbins, p["density"]), given))
 
 
 register_all({np.bincount: _bincount, np.histogram: _histogram})
