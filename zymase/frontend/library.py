@@ -265,3 +265,32 @@ def flatnonzero(a):
             out[k] = i
             k += 1
     return out
+
+
+def histogram_edges(a, edges, w, weighted):
+    """``np.histogram(a, bins=edges)`` counts (or sums of ``w``): ``edges[k] <= v <
+    edges[k + 1]``, the last bin closed; values outside (and NaN) are not counted.  The edges
+    must increase (ValueError, as NumPy)."""
+    nb = edges.shape[0] - 1
+    if nb < 1:
+        raise ValueError("`bins` must have at least one bin edge pair")
+    for k in range(nb):
+        if edges[k + 1] < edges[k]:
+            raise ValueError("`bins` must increase monotonically, when an array")
+    hist = np.zeros(nb)
+    for i in range(a.shape[0]):
+        v = a[i] * 1.0
+        if v >= edges[0] and v <= edges[nb]:
+            lo = 0
+            hi = nb
+            while hi - lo > 1:  # edges[lo] <= v < edges[hi] (or v the last edge)
+                mid = (lo + hi) // 2
+                if v >= edges[mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            if weighted:
+                hist[lo] += w[i]
+            else:
+                hist[lo] += 1.0
+    return hist

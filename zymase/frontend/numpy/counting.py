@@ -1,9 +1,10 @@
 """Counting into bins: ``np.bincount(x, weights=None, minlength=0)`` and
 ``np.histogram(a, bins=10, range=None, weights=None, density=False)`` with a number of equal
-bins (known when compiling or not) or an array of edges, each value placed as NumPy places it (the same arithmetic and the same corrections at
-the edges, so a value on an edge lands where NumPy puts it).  The counts' derivative with
-respect to ``weights`` is the scatter's; with respect to the values it is zero, and the edges
-follow the values' min and max when ``range`` is not given."""
+bins (known when compiling or not) or an array of edges, each value placed as NumPy places it
+(the same arithmetic and the same corrections at the edges, so a value on an edge lands where
+NumPy puts it).  The counts' derivative with respect to ``weights`` is the scatter's; with
+respect to the values it is zero, and the edges follow the values' min and max when ``range``
+is not given."""
 
 from __future__ import annotations
 
