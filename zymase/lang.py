@@ -139,3 +139,9 @@ class custom_vjp(_Custom):
     def defvjp(self, fwd, bwd):
         self.vjp_fwd, self.vjp_bwd = fwd, bwd
         return self
+
+    def defjvp(self, rule):
+        """Give the function a forward-mode rule too (as ``custom_jvp.defjvp``): forward mode
+        then uses it instead of differentiating the body."""
+        self.jvp_rule = rule
+        return rule

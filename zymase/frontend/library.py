@@ -71,8 +71,8 @@ def lu_solve(a, b):
     LAPACK's ``gesv`` method; LinAlgError("Singular matrix") on an exactly zero pivot, as
     NumPy raises."""
     n = a.shape[0]
-    m = a.astype(np.float64)
-    x = b.astype(np.float64)
+    m = a.copy()  # (float64 or complex128: the handler converts)
+    x = b.copy()
     k = x.shape[1]
     for c in range(n):
         p = c
@@ -134,20 +134,52 @@ def _solve_fwd(a, b):
 
 
 def _solve_bwd(res, ct):
-    """x = a^-1 b:  b's cotangent is lam = a^-T ct, a's is -lam x^T."""
+    """x = a^-1 b:  b's cotangent is lam = a^-H ct, a's is -lam x^H (the conjugates only
+    matter for complex matrices)."""
     a, x = res
-    lam = solve(a.T, ct)
+    lam = solve(np.conj(a).T, ct)
     if x.ndim == 1:
-        return -np.outer(lam, x), lam
-    return -(lam @ x.T), lam
+        return -np.outer(lam, np.conj(x)), lam
+    return -(lam @ np.conj(x).T), lam
+
+
+def _solve_jvp(primals, tangents):
+    """dx = a^-1 (db - da x)."""
+    (a, b), (da, db) = primals, tangents
+    x = solve(a, b)
+    return x, solve(a, db - da @ x)
 
 
 solve.defvjp(_solve_fwd, _solve_bwd)
+solve.defjvp(_solve_jvp)
 
 
+@custom_vjp
 def inv(a):
-    """``np.linalg.inv(a)``: the solve of ``a @ X = I``."""
-    return lu_solve(a, np.eye(_square(a)))
+    """``np.linalg.inv(a)``: the solve of ``a @ X = I``; derivatives by the standard rule
+    d(a^-1) = -a^-1 da a^-1."""
+    n = _square(a)
+    return lu_solve(a, np.eye(n) + a[0:0, 0:0].sum() * 0.0)  # (the identity in a's dtype)
+
+
+def _inv_fwd(a):
+    y = inv(a)
+    return y, y
+
+
+def _inv_bwd(y, ct):
+    yh = np.conj(y).T
+    return (-(yh @ ct @ yh),)
+
+
+def _inv_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    y = inv(a)
+    return y, -(y @ da @ y)
+
+
+inv.defvjp(_inv_fwd, _inv_bwd)
+inv.defjvp(_inv_jvp)
 
 
 def interp(x, xp, fp, left, right):
@@ -294,3 +326,96 @@ def histogram_edges(a, edges, w, weighted):
             else:
                 hist[lo] += 1.0
     return hist
+
+
+def quantile_positions(n, q, midpoint):
+    """NumPy's interpolation for ``np.quantile(method="linear")`` (``"midpoint"``) of ``n``
+    sorted values at each of the 1-D ``q`` (in [0, 1], of the interpolation's float type):
+    the indices ``lo``, ``hi`` around the virtual index ``(n - 1) * q``, the weight ``gamma``
+    of ``hi``, ``1 - gamma`` and whether NumPy's lerp takes its upper form (``gamma >= 0.5``).
+    Past the last index both are the last and ``gamma`` is measured from -1, as NumPy's."""
+    k = q.shape[0]
+    lo = np.empty(k, np.int64)
+    hi = np.empty(k, np.int64)
+    gamma = np.empty(k, q.dtype)
+    rest = np.empty(k, q.dtype)
+    up = np.empty(k, np.bool_)
+    for j in range(k):
+        v = (n - 1) * q[j]
+        if midpoint:
+            v = 0.5 * (np.floor(v) + np.ceil(v))
+        p = np.floor(v)
+        if v >= n - 1:
+            p = -1.0
+            lo[j] = n - 1
+            hi[j] = n - 1
+        else:
+            lo[j] = int(p)
+            hi[j] = int(p) + 1
+        g = v - p
+        if midpoint:
+            g = 0.0 if v == np.floor(v) else 0.5
+        gamma[j] = g
+        rest[j] = 1 - g
+        up[j] = g >= 0.5
+    return lo, hi, gamma, rest, up
+
+
+def quantile_lerp(x, lo, hi, gamma, rest, up):
+    """The quantiles of each row of the 2-D ``x`` (sorted here): NumPy's lerp between the
+    sorted values at ``lo`` and ``hi`` (``quantile_positions``), ``gamma``/``rest`` of the
+    result's type; NaN for a row holding a NaN.  Result (len(q), rows)."""
+    m = x.shape[0]
+    n = x.shape[1]
+    k = lo.shape[0]
+    out = np.empty((k, m), gamma.dtype)
+    for i in range(m):
+        s = np.sort(x[i])
+        last = s[n - 1]
+        for j in range(k):
+            if last != last:  # noqa: PLR0124 (NaN sorts last)
+                out[j, i] = last
+            else:
+                a = s[lo[j]]
+                b = s[hi[j]]
+                d = b - a
+                if up[j]:
+                    out[j, i] = b - d * rest[j]
+                else:
+                    out[j, i] = a + d * gamma[j]
+    return out
+
+
+def quantile_indices(n, q, mode):
+    """The index among ``n`` sorted values of each of the 1-D ``q`` (in [0, 1]) for
+    ``np.quantile(method=...)``: "lower" (``mode`` 0), "higher" (1), "nearest" (2, ties to
+    even as ``np.around``)."""
+    k = q.shape[0]
+    idx = np.empty(k, np.int64)
+    for j in range(k):
+        v = (n - 1) * q[j]
+        if mode == 0:
+            idx[j] = int(np.floor(v))
+        elif mode == 1:
+            idx[j] = int(np.ceil(v))
+        else:
+            idx[j] = int(np.round(v))
+    return idx
+
+
+def quantile_pick(x, idx):
+    """The sorted value at ``idx`` of each row of the 2-D ``x`` (NaN for a row holding a NaN):
+    result (len(idx), rows) of ``x``'s type."""
+    m = x.shape[0]
+    n = x.shape[1]
+    k = idx.shape[0]
+    out = np.empty((k, m), x.dtype)
+    for i in range(m):
+        s = np.sort(x[i])
+        last = s[n - 1]
+        for j in range(k):
+            if last != last:  # noqa: PLR0124
+                out[j, i] = last
+            else:
+                out[j, i] = s[idx[j]]
+    return out

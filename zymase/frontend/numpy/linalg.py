@@ -35,8 +35,8 @@ from ...ir.ops import (
     Subview,
     Transpose,
 )
-from ...ir.types import F32, F64, I64, ArrayType
-from .. import library
+from ...ir.types import C64, C128, F32, F64, I64, ArrayType
+from .. import library, library_linalg
 from ..emit import alloc, arith, check, load, nest, store
 from ..typing import Array, Scalar, Tup, result_type
 from .arrays import (
@@ -243,27 +243,106 @@ def _vdot(lw, args, kwargs, node):
 
 
 def _library_call(name, nargs):
-    """``np.linalg.solve`` / ``inv`` of float or int matrices: ``library.py``'s elimination,
-    compiled like a helper (batched, ndim > 2, inputs are refused)."""
+    """``np.linalg.solve`` / ``inv`` of real or complex matrices: ``library.py``'s elimination,
+    compiled like a helper, in float64 or complex128 (batched, ndim > 2, inputs are refused)."""
     fname = f"np.linalg.{name}"
 
     def h(lw, args, kwargs, node):
         p = bind(lw, fname, args, kwargs, node, [(k, REQUIRED) for k in ("a", "b")[:nargs]])
-        arrays = [as_array(lw, p[k], fname, node) for k in ("a", "b")[:nargs]]
-        for x in arrays:
-            if x.type.dtype.is_complex:
-                raise lw.err(UnsupportedError, f"{fname}() of complex matrices is not "
-                             "supported", node)
-        if arrays[0].type.ndim != 2 or (nargs == 2 and arrays[1].type.ndim > 2):
+        given = [as_array(lw, p[k], fname, node) for k in ("a", "b")[:nargs]]
+        if given[0].type.ndim != 2 or (nargs == 2 and given[1].type.ndim > 2):
             raise lw.err(UnsupportedError, f"{fname}() is supported for one matrix (ndim 2; "
                          "stacks of matrices are not)", node)
+        wide = C128 if any(x.type.dtype.is_complex for x in given) else F64
+        arrays = [x if x.type.dtype == wide else map_elements(lw, [x], lambda v: v, wide, node)
+                  for x in given]
         out = lw.call_library(getattr(library, name), arrays, node)
-        if all(x.type.dtype == F32 for x in arrays):  # NumPy keeps float32 (computed in double)
-            out = map_elements(lw, [out], lambda v: Scalar(lw.b.cast(v.value, F32), False), F32,
-                               node)
+        dts = {x.type.dtype for x in given}
+        narrow = F32 if dts == {F32} else C64 if dts <= {F32, C64} and C64 in dts else None
+        if narrow is not None:  # NumPy keeps single precision (computed in double)
+            out = map_elements(lw, [out], lambda v: Scalar(lw.b.cast(v.value, narrow), False),
+                               narrow, node)
         return out
 
     return h
+
+
+def _square_f64(lw, v, fname, node) -> Array:
+    """The float64 matrix of a real (or int/bool) 2-D argument, checked square when running."""
+    a = as_array(lw, v, fname, node)
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, f"{fname}() of complex matrices is not supported (real "
+                     "matrices are)", node)
+    if a.type.ndim != 2:
+        raise lw.err(UnsupportedError, f"{fname}() is supported for one matrix (ndim 2; stacks "
+                     "of matrices are not)", node)
+    if fname != "np.linalg.qr":
+        d0, d1 = lw.dims(a)
+        check(lw, lw.b.op(CmpI, d0, d1, pred="eq"), "LinAlgError",
+              "Last 2 dimensions of the array must be square")
+    if a.type.dtype != F64:
+        a = map_elements(lw, [a], lambda x: x, F64, node)
+    return a
+
+
+def _like_input(lw, v, a_type, node):
+    """float32 inputs give float32 results (computed in double), as NumPy's LAPACK wrappers."""
+    if isinstance(v, Scalar):  # a NumPy scalar, as NumPy returns
+        return Scalar(lw.b.cast(v.value, F32) if a_type == F32 else v.value, False)
+    if a_type != F32:
+        return v
+    return map_elements(lw, [v], lambda x: Scalar(lw.b.cast(x.value, F32), False), F32, node)
+
+
+def _factorization(name):
+    """``np.linalg.cholesky/det/slogdet/eigh/eigvalsh/qr`` of a real matrix: the routines of
+    ``library_linalg.py`` (compiled like helpers, with their derivative rules)."""
+    fname = f"np.linalg.{name}"
+    extra = {"eigh": [("UPLO", "L")], "eigvalsh": [("UPLO", "L")],
+             "qr": [("mode", "reduced")], "cholesky": [("upper", False)]}.get(name, [])
+
+    def h(lw, args, kwargs, node):
+        p = bind(lw, fname, args, kwargs, node, [("a", REQUIRED), *extra])
+        given = as_array(lw, p["a"], fname, node)
+        a = _square_f64(lw, given, fname, node)
+        if static(lw, p.get("UPLO", "L")) == "U" or static(lw, p.get("upper", False)):
+            a = Array(lw.b.op(Transpose, a.value, perm=[1, 0]))  # the upper triangle, read
+        elif static(lw, p.get("UPLO", "L")) not in ("L", None) or static(
+                lw, p.get("upper", False)) not in (False, None):
+            raise lw.err(ZymaseTypeError, f"{fname}(): UPLO is 'L' or 'U'", node)
+
+        def call(fn, *xs):
+            return _like_input(lw, lw.call_library(fn, list(xs), node), given.type.dtype, node)
+
+        if name == "cholesky":
+            low = call(library_linalg.cholesky, a)
+            if static(lw, p["upper"]):
+                return Array(lw.b.op(Transpose, low.value, perm=[1, 0]))
+            return low
+        if name == "det":
+            return call(library_linalg.det, a)
+        if name == "slogdet":
+            return Tup((call(library_linalg.slogdet_sign, a), call(library_linalg.logabsdet, a)))
+        if name in ("eigh", "eigvalsh"):
+            w = call(library_linalg.eigh_values, a)
+            return w if name == "eigvalsh" else Tup((w, call(library_linalg.eigh_vectors, a)))
+        mode = static(lw, p["mode"])
+        if mode not in ("reduced", "r"):
+            raise lw.err(UnsupportedError, f"np.linalg.qr(mode={mode!r}) is not supported; "
+                         "mode='reduced' and 'r' are", node)
+        d0, d1 = lw.dims(a)
+        check(lw, lw.b.op(CmpI, d0, d1, pred="ge"), "LinAlgError",
+              "np.linalg.qr() in compiled code needs at least as many rows as columns")
+        r = call(library_linalg.qr_r, a)
+        return r if mode == "r" else Tup((call(library_linalg.qr_q, a), r))
+
+    return h
+
+
+def _svd(lw, args, kwargs, node):
+    raise lw.err(UnsupportedError, "np.linalg.svd() is not supported in compiled code yet; for "
+                 "singular values of a real matrix use np.sqrt(np.linalg.eigvalsh(a.T @ a)) (less "
+                 "accurate for small ones), or call NumPy outside the compiled function", node)
 
 
 # ---------------------------------------------------------------------- norm
@@ -485,6 +564,13 @@ register_all(
         np.linalg.norm: _norm,
         np.linalg.solve: _library_call("solve", 2),
         np.linalg.inv: _library_call("inv", 1),
+        np.linalg.cholesky: _factorization("cholesky"),
+        np.linalg.det: _factorization("det"),
+        np.linalg.slogdet: _factorization("slogdet"),
+        np.linalg.eigh: _factorization("eigh"),
+        np.linalg.eigvalsh: _factorization("eigvalsh"),
+        np.linalg.qr: _factorization("qr"),
+        np.linalg.svd: _svd,
         np.trace: _trace,
         np.diag: _diag,
         np.diagonal: _diagonal,

@@ -1,0 +1,480 @@
+"""Dense linear algebra written in the Python subset zymase compiles (like ``library.py``), for
+``np.linalg.cholesky``, ``det``, ``slogdet``, ``eigh``, ``qr`` and the triangular solves they
+need.  Each factorization carries its standard derivative rules (``custom_vjp`` with a forward
+rule too), so neither mode differentiates the elimination loops:
+
+* ``cholesky`` (NumPy reads only the lower triangle): dL = L Phi(L^-1 dA_s L^-T) with dA_s the
+  symmetric matrix of dA's lower triangle; the cotangent S = L^-T Phi(L^T Lbar) L^-1 lands on the
+  lower triangle as S + S^T (the diagonal once), the upper triangle gets nothing.
+* ``det`` and ``slogdet``: d det = det tr(A^-1 dA), d log|det| = tr(A^-1 dA) (A must be
+  invertible for the derivative: LinAlgError otherwise).
+* ``eigh`` (lower triangle read): dw = diag(V^T dA_s V), dV = V (F o (V^T dA_s V)) with
+  F_ij = 1 / (w_j - w_i) (distinct eigenvalues).
+* ``qr`` (reduced, m >= n): the rule of Walter and Lehmann / JAX's ``qr_jvp_rule``.
+
+The inputs arrive as float64 (the handlers in ``numpy/linalg.py`` convert) and are square where
+the routine needs it.  The algorithms: right-looking Cholesky; LU with partial pivoting
+(``library.lu_solve``'s); cyclic Jacobi rotations for ``eigh`` (accurate to a few ulps for
+symmetric matrices; O(n^3) per sweep, a handful of sweeps); modified Gram-Schmidt, twice, for
+``qr``.
+"""
+
+import numpy as np
+
+from ..lang import custom_vjp
+
+
+def solve_lower(low, b):
+    """X with ``low @ X = b`` (``low`` lower triangular, ``b`` of shape (n, k))."""
+    n = low.shape[0]
+    m = b.shape[1]
+    x = b.copy()
+    for i in range(n):
+        for k in range(i):
+            f = low[i, k]
+            for j in range(m):
+                x[i, j] -= f * x[k, j]
+        d = low[i, i]
+        for j in range(m):
+            x[i, j] /= d
+    return x
+
+
+def solve_upper(up, b):
+    """X with ``up @ X = b`` (``up`` upper triangular, ``b`` of shape (n, k))."""
+    n = up.shape[0]
+    m = b.shape[1]
+    x = b.copy()
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            f = up[i, k]
+            for j in range(m):
+                x[i, j] -= f * x[k, j]
+        d = up[i, i]
+        for j in range(m):
+            x[i, j] /= d
+    return x
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    out = np.tril(x)
+    for i in range(x.shape[0]):
+        out[i, i] = 0.5 * x[i, i]
+    return out
+
+
+def _sym_lower(da):
+    """The symmetric matrix whose lower triangle is ``da``'s (what routines that read only the
+    lower triangle see)."""
+    low = np.tril(da, -1)
+    return low + low.T + np.diag(np.diag(da))
+
+
+def _to_lower(s):
+    """A symmetric matrix's cotangent on the lower triangle it was read from."""
+    return np.tril(s + s.T) - np.diag(np.diag(s))
+
+
+@custom_vjp
+def cholesky(a):
+    """L lower triangular with ``L @ L.T == a`` (``a``'s lower triangle); LinAlgError when ``a``
+    is not positive definite, as NumPy."""
+    n = a.shape[0]
+    low = np.zeros((n, n))
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= low[j, k] * low[j, k]
+        if not s > 0.0:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        d = np.sqrt(s)
+        low[j, j] = d
+        for i in range(j + 1, n):
+            t = a[i, j]
+            for k in range(j):
+                t -= low[i, k] * low[j, k]
+            low[i, j] = t / d
+    return low
+
+
+def _cholesky_fwd(a):
+    low = cholesky(a)
+    return low, low
+
+
+def _cholesky_bwd(low, ct):
+    p = _phi(low.T @ ct)
+    y = solve_upper(low.T, p)  # L^-T P
+    s = solve_upper(low.T, y.T.copy()).T  # (L^-T P) L^-1
+    return (_to_lower(0.5 * (s + s.T)),)
+
+
+def _cholesky_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    low = cholesky(a)
+    x = solve_lower(low, _sym_lower(da))  # L^-1 dA
+    x = solve_lower(low, x.T.copy()).T  # L^-1 dA L^-T
+    return low, low @ _phi(x)
+
+
+cholesky.defvjp(_cholesky_fwd, _cholesky_bwd)
+cholesky.defjvp(_cholesky_jvp)
+
+
+def lu(a):
+    """(LU factors in one matrix, the permutation's sign, singular): partial pivoting as LAPACK's
+    getrf; ``singular`` when a pivot is exactly 0 (the factorization stops there)."""
+    n = a.shape[0]
+    m = a.copy()
+    sign = 1.0
+    for c in range(n):
+        p = c
+        best = abs(m[c, c])
+        for r in range(c + 1, n):
+            if abs(m[r, c]) > best:
+                best = abs(m[r, c])
+                p = r
+        if best == 0.0:
+            return m, 0.0, True
+        if p != c:
+            sign = -sign
+            for j in range(n):
+                t = m[c, j]
+                m[c, j] = m[p, j]
+                m[p, j] = t
+        for r in range(c + 1, n):
+            f = m[r, c] / m[c, c]
+            m[r, c] = f
+            for j in range(c + 1, n):
+                m[r, j] -= f * m[c, j]
+    return m, sign, False
+
+
+def _inverse_t(a):
+    """``inv(a).T``, or LinAlgError for a singular ``a`` (a derivative needs it)."""
+    n = a.shape[0]
+    m, sign, singular = lu(a)
+    if singular:
+        raise np.linalg.LinAlgError("the derivative of det/slogdet needs an invertible matrix")
+    return np.linalg.solve(a.T, np.eye(n))
+
+
+@custom_vjp
+def det(a):
+    """The determinant (0.0 for an exactly singular ``a``, as LAPACK's LU gives)."""
+    m, sign, singular = lu(a)
+    if singular:
+        return 0.0
+    d = sign
+    for i in range(a.shape[0]):
+        d *= m[i, i]
+    return d
+
+
+def _det_fwd(a):
+    d = det(a)
+    return d, (a, d)
+
+
+def _det_bwd(res, ct):
+    a, d = res
+    return (ct * d * _inverse_t(a),)
+
+
+def _det_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    d = det(a)
+    return d, d * np.sum(_inverse_t(a) * da)
+
+
+det.defvjp(_det_fwd, _det_bwd)
+det.defjvp(_det_jvp)
+
+
+@custom_vjp
+def slogdet_sign(a):
+    """The sign of the determinant (0.0 when singular); its derivative is 0."""
+    m, sign, singular = lu(a)
+    if singular:
+        return 0.0
+    s = sign
+    for i in range(a.shape[0]):
+        if m[i, i] < 0.0:
+            s = -s
+    return s
+
+
+def _sign_fwd(a):
+    return slogdet_sign(a), a
+
+
+def _sign_bwd(a, ct):
+    return (np.zeros(a.shape),)
+
+
+def _sign_jvp(primals, tangents):
+    return slogdet_sign(primals[0]), 0.0
+
+
+slogdet_sign.defvjp(_sign_fwd, _sign_bwd)
+slogdet_sign.defjvp(_sign_jvp)
+
+
+@custom_vjp
+def logabsdet(a):
+    """log |det a| (-inf when singular), summed from the LU pivots (no overflow)."""
+    m, sign, singular = lu(a)
+    if singular:
+        return -np.inf
+    t = 0.0
+    for i in range(a.shape[0]):
+        t += np.log(abs(m[i, i]))
+    return t
+
+
+def _logabsdet_fwd(a):
+    return logabsdet(a), a
+
+
+def _logabsdet_bwd(a, ct):
+    return (ct * _inverse_t(a),)
+
+
+def _logabsdet_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    return logabsdet(a), np.sum(_inverse_t(a) * da)
+
+
+logabsdet.defvjp(_logabsdet_fwd, _logabsdet_bwd)
+logabsdet.defjvp(_logabsdet_jvp)
+
+
+def _jacobi_eigh(a):
+    """(w ascending, V) of the symmetric matrix of ``a``'s lower triangle: cyclic Jacobi
+    rotations until the off-diagonal part is negligible."""
+    n = a.shape[0]
+    m = _sym_lower(a)
+    v = np.eye(n)
+    scale = 0.0
+    for i in range(n):
+        for j in range(n):
+            scale += m[i, j] * m[i, j]
+    for _sweep in range(60):
+        off = 0.0
+        for i in range(n):
+            for j in range(i + 1, n):
+                off += m[i, j] * m[i, j]
+        if off <= 1e-32 * scale or off == 0.0:
+            break
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = m[p, q]
+                if apq != 0.0:
+                    theta = (m[q, q] - m[p, p]) / (2.0 * apq)
+                    t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                    if theta < 0.0:
+                        t = -t
+                    c = 1.0 / np.sqrt(t * t + 1.0)
+                    s = t * c
+                    for k in range(n):  # columns p, q
+                        mkp = m[k, p]
+                        mkq = m[k, q]
+                        m[k, p] = c * mkp - s * mkq
+                        m[k, q] = s * mkp + c * mkq
+                    for k in range(n):  # rows p, q
+                        mpk = m[p, k]
+                        mqk = m[q, k]
+                        m[p, k] = c * mpk - s * mqk
+                        m[q, k] = s * mpk + c * mqk
+                    for k in range(n):
+                        vkp = v[k, p]
+                        vkq = v[k, q]
+                        v[k, p] = c * vkp - s * vkq
+                        v[k, q] = s * vkp + c * vkq
+    w = np.diag(m).copy()
+    order = np.argsort(w)
+    return w[order], v[:, order]
+
+
+@custom_vjp
+def eigh_values(a):
+    """The eigenvalues of the symmetric matrix of ``a``'s lower triangle, ascending."""
+    w, v = _jacobi_eigh(a)
+    return w
+
+
+@custom_vjp
+def eigh_vectors(a):
+    """The eigenvectors (columns) matching ``eigh_values``."""
+    w, v = _jacobi_eigh(a)
+    return v
+
+
+def _eigh_fwd(a):
+    w, v = _jacobi_eigh(a)
+    return w, (w, v)
+
+
+def _eigh_values_bwd(res, ct):
+    w, v = res
+    return (_to_lower(0.5 * ((v * ct) @ v.T + ((v * ct) @ v.T).T)),)
+
+
+def _gaps(w):
+    """F with F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    n = w.shape[0]
+    f = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                f[i, j] = 1.0 / (w[j] - w[i])
+    return f
+
+
+def _eigh_vectors_fwd(a):
+    w, v = _jacobi_eigh(a)
+    return v, (w, v)
+
+
+def _eigh_vectors_bwd(res, ct):
+    w, v = res
+    s = v @ ((_gaps(w) * (v.T @ ct)) @ v.T)
+    return (_to_lower(0.5 * (s + s.T)),)
+
+
+def _eigh_values_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    w, v = _jacobi_eigh(a)
+    return w, np.diag(v.T @ _sym_lower(da) @ v).copy()
+
+
+def _eigh_vectors_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    w, v = _jacobi_eigh(a)
+    return v, v @ (_gaps(w) * (v.T @ _sym_lower(da) @ v))
+
+
+eigh_values.defvjp(_eigh_fwd, _eigh_values_bwd)
+eigh_values.defjvp(_eigh_values_jvp)
+eigh_vectors.defvjp(_eigh_vectors_fwd, _eigh_vectors_bwd)
+eigh_vectors.defjvp(_eigh_vectors_jvp)
+
+
+def _householder_qr(a):
+    """(Q of shape (m, n), R of shape (n, n)) of ``a`` (m >= n) by Householder reflections as
+    LAPACK's geqrf/orgqr make them (beta = -sign(alpha) |x|; no reflection for a column already
+    zero below the diagonal), so the signs of R's diagonal are NumPy's."""
+    m = a.shape[0]
+    n = a.shape[1]
+    r = a.copy()
+    vs = np.zeros((m, n))
+    taus = np.zeros(n)
+    for k in range(n):
+        alpha = r[k, k]
+        below = 0.0
+        for i in range(k + 1, m):
+            below += r[i, k] * r[i, k]
+        if below != 0.0:
+            norm = np.sqrt(alpha * alpha + below)
+            beta = -norm if alpha >= 0.0 else norm
+            tau = (beta - alpha) / beta
+            scale = 1.0 / (alpha - beta)
+            vs[k, k] = 1.0
+            for i in range(k + 1, m):
+                vs[i, k] = r[i, k] * scale
+            taus[k] = tau
+            for j in range(k, n):  # r[k:, j] -= tau v (v . r[k:, j])
+                d = 0.0
+                for i in range(k, m):
+                    d += vs[i, k] * r[i, j]
+                d *= tau
+                for i in range(k, m):
+                    r[i, j] -= d * vs[i, k]
+            r[k, k] = beta
+            for i in range(k + 1, m):
+                r[i, k] = 0.0
+    q = np.zeros((m, n))
+    for i in range(n):
+        q[i, i] = 1.0
+    for k in range(n - 1, -1, -1):  # Q = H_0 H_1 ... H_{n-1} applied to I's first n columns
+        if taus[k] != 0.0:
+            for j in range(n):
+                d = 0.0
+                for i in range(k, m):
+                    d += vs[i, k] * q[i, j]
+                d *= taus[k]
+                for i in range(k, m):
+                    q[i, j] -= d * vs[i, k]
+    return q, np.triu(r[:n, :])
+
+
+@custom_vjp
+def qr_q(a):
+    """Q of the reduced QR factorization (m >= n)."""
+    q, r = _householder_qr(a)
+    return q
+
+
+@custom_vjp
+def qr_r(a):
+    """R of the reduced QR factorization (m >= n)."""
+    q, r = _householder_qr(a)
+    return r
+
+
+def _qr_tangents(a, da):
+    """(Q, R, dQ, dR): JAX's qr_jvp_rule (real)."""
+    q, r = _householder_qr(a)
+    dx_rinv = solve_upper(r, np.eye(r.shape[0]))  # R^-1
+    dx_rinv = da @ dx_rinv
+    qt = q.T @ dx_rinv
+    low = np.tril(qt, -1)
+    do = low - low.T
+    return q, r, q @ (do - qt) + dx_rinv, (qt - do) @ r
+
+
+def _qr_bwd(q, r, qbar, rbar):
+    """The cotangent of ``a`` from those of Q and R (Walter and Lehmann; real, m >= n)."""
+    m = r @ rbar.T - qbar.T @ q
+    low = np.tril(m, -1)
+    b = qbar + q @ (low + low.T + np.diag(np.diag(m)))
+    return solve_upper(r, b.T.copy()).T  # b R^-T: R (b R^-T)^T = b^T
+
+
+def _qr_q_fwd(a):
+    q, r = _householder_qr(a)
+    return q, (q, r)
+
+
+def _qr_q_bwd(res, ct):
+    q, r = res
+    return (_qr_bwd(q, r, ct, np.zeros(r.shape)),)
+
+
+def _qr_r_fwd(a):
+    q, r = _householder_qr(a)
+    return r, (q, r)
+
+
+def _qr_r_bwd(res, ct):
+    q, r = res
+    return (_qr_bwd(q, r, np.zeros(q.shape), ct),)
+
+
+def _qr_q_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    q, r, dq, dr = _qr_tangents(a, da)
+    return q, dq
+
+
+def _qr_r_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    q, r, dq, dr = _qr_tangents(a, da)
+    return r, dr
+
+
+qr_q.defvjp(_qr_q_fwd, _qr_q_bwd)
+qr_q.defjvp(_qr_q_jvp)
+qr_r.defvjp(_qr_r_fwd, _qr_r_bwd)
+qr_r.defjvp(_qr_r_jvp)
