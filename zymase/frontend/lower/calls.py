@@ -17,7 +17,7 @@ from ...ir.printer import Symbol
 from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
 from ..custom_rules import lower_rules
 from ..lists import list_method
-from ..numpy.registry import CALLS, METHODS
+from ..numpy.registry import METHODS, lookup
 from ..typing import Array, EmptyList, FVal, ListVal, PyObj, Scalar, Tup, flatten, rebuild
 from .builtins import SIGNATURES, bind_builtin
 
@@ -32,10 +32,7 @@ class BoundMethod:
 def call_object(lw, obj, args, kwargs, node):
     if isinstance(obj, BoundMethod):
         return call_method(lw, obj.obj, obj.name, args, kwargs, node)
-    try:
-        handler = CALLS.get(obj)
-    except TypeError:
-        handler = None
+    handler = lookup(obj)  # (scipy.special too, once the program has imported it)
     if handler is not None:
         if obj in SIGNATURES:  # a builtin: bind its arguments as Python does
             args, kwargs = bind_builtin(lw, obj, args, kwargs, node), {}

@@ -16,6 +16,12 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
   ``compare.py``, ``counting.py`` (bincount, histogram), ``complex.py``, ``creation.py``,
   ``ranges.py``, ``reductions.py``, ``stats.py`` (``np.interp`` too), ``shape.py``,
   ``linalg.py``, ``einsum.py``, ``sort.py``, ``tiling.py`` (meshgrid, tile, repeat);
+* ``padding.py`` (``np.pad``: constant, edge, reflect, symmetric, wrap);
+* ``splitting.py`` (``np.split/array_split/hsplit/vsplit/dsplit`` as views,
+  ``np.broadcast_to/broadcast_arrays``, ``np.atleast_1d/2d/3d``);
+* ``quantiles.py`` (``np.percentile/quantile``: sort and interpolate, ``library.py``);
+* ``special.py`` ``scipy.special`` (expit, logsumexp, softmax, gammaln, ...), registered by
+  name so that ``import zymase`` does not import SciPy;
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
 
 A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
@@ -30,10 +36,14 @@ from . import (  # noqa: F401  (each registers its handlers)
     creation,
     einsum,
     linalg,
+    padding,
+    quantiles,
     ranges,
     reductions,
     shape,
     sort,
+    special,
+    splitting,
     stats,
     tiling,
     ufunc_names,

@@ -27,6 +27,10 @@ PROTECTED = {
     "einsum": "writing into the result of `np.einsum` of one operand with a repeated letter "
               "and nothing summed (`'ii->i'`): NumPy returns a view (the write would change the "
               "original), zymase copies; write into an explicit copy (`.copy()`)",
+    "broadcast": "writing into the result of `np.broadcast_to`/`np.broadcast_arrays`: NumPy "
+                 "returns a read-only view (several elements may share one memory location; the "
+                 "write raises ValueError or warns there); write into an explicit copy "
+                 "(`np.broadcast_to(a, shape).copy()`) or into the original",
 }
 
 

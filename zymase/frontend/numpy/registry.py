@@ -5,12 +5,19 @@ FVal``; ``METHODS`` maps array method names to ``method(lw, array, args, kwargs,
 The topic modules fill the tables when they are imported (``@register``, ``register_all``,
 ``@method``); ``lower/calls.py`` looks a handler up when it lowers a call.  Each object and each
 method name has one handler: registering one twice is an error, so no topic silently replaces
-another's."""
+another's.
+
+Objects of libraries that ``import zymase`` must not import (SciPy) are registered by name
+(``register_lazy``) and enter ``CALLS`` when ``lookup`` misses while their module is loaded:
+code that calls ``scipy.special.expit`` has imported ``scipy.special`` already."""
 
 from __future__ import annotations
 
+import sys
+
 CALLS: dict = {}
 METHODS: dict = {}
+LAZY: dict = {}  # module name -> {attribute name: handler}, not yet in CALLS
 
 
 def register_all(table: dict) -> None:
@@ -19,6 +26,47 @@ def register_all(table: dict) -> None:
         if obj in CALLS:
             raise KeyError(f"{obj!r} has a handler already")
         CALLS[obj] = handler
+
+
+def register_lazy(module: str, table: dict) -> None:
+    """Add the handlers of ``table`` (attribute name of ``module`` -> handler) without importing
+    ``module``: ``lookup`` resolves them once the program has imported it."""
+    names = LAZY.setdefault(module, {})
+    for name, handler in table.items():
+        if name in names:
+            raise KeyError(f"{module}.{name} has a handler already")
+        names[name] = handler
+
+
+def lookup(obj):
+    """The handler of the Python object ``obj``, or None; a miss first moves the lazy tables of
+    the modules imported since into ``CALLS``."""
+    try:
+        handler = CALLS.get(obj)
+        if handler is None and LAZY:
+            _resolve_lazy()
+            handler = CALLS.get(obj)
+    except TypeError:  # (unhashable)
+        return None
+    return handler
+
+
+def _resolve_lazy() -> None:
+    """Bind the lazy tables of the imported modules (safe under concurrent compiles: a table
+    leaves ``LAZY`` once all its names are found, and binding one twice is harmless)."""
+    for module in list(LAZY):
+        mod, names = sys.modules.get(module), LAZY.get(module)
+        if mod is None or names is None:
+            continue
+        found = 0
+        for name, handler in names.items():
+            obj = getattr(mod, name, None)  # (None: an older version without it)
+            if obj is not None:
+                found += 1
+                if CALLS.setdefault(obj, handler) is not handler:  # (aliases: psi, digamma)
+                    raise KeyError(f"{module}.{name} has a handler already")
+        if found == len(names):
+            LAZY.pop(module, None)
 
 
 def register(*objs):

@@ -1,5 +1,7 @@
 """Sorting: ``np.argsort``, ``np.sort``, ``a.argsort()``, ``a.sort()`` (in place) of 1-D arrays,
-and ``np.median``.
+and ``np.median``; ``np.searchsorted``, ``np.unique``; ``np.nonzero``/``a.nonzero()``,
+``np.flatnonzero`` and ``np.argwhere`` of arrays of any rank (their length known only when the
+function runs: the flat indices of ``library.flatnonzero``, unravelled).
 
 The indices come from ``library.argsort_stable`` (a merge sort in plain Python, compiled like a
 user's helper); a sort is the gather ``a[idx]``, so its derivative is the gather's (reverse
@@ -13,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedError
-from ...ir.types import I1
+from ...ir.ops import FloorDivI, ModI
+from ...ir.types import I1, I64
 from ..emit import alloc, load, nest, store
 from ..library import argsort_stable, flatnonzero, median, searchsorted, unique
 from ..typing import Array, PyObj, Scalar, Tup
@@ -148,13 +151,57 @@ def _flatnonzero(lw, args, kwargs, node):
     return lw.call_library(flatnonzero, [a if a.type.ndim == 1 else ravel(lw, a)], node)
 
 
+def nonzero_coordinates(lw, a: Array, node) -> list[Array]:
+    """The indices of ``a``'s non-zero elements along each axis, in C order (NumPy's
+    ``nonzero``): ``library.flatnonzero`` of ``a`` raveled, each flat index unravelled (the
+    count is known only when the function runs)."""
+    b = lw.b
+    nd = a.type.ndim
+    flat = lw.call_library(flatnonzero, [a if nd == 1 else ravel(lw, a)], node)
+    if nd == 1:
+        return [flat]
+    dims = lw.dims(a)
+    count = lw.dim(flat, 0)
+    outs = [alloc(lw, I64, [count]) for _ in range(nd)]
+
+    def body(idx, acc):
+        f = load(lw, flat, idx)
+        for d in range(nd - 1, 0, -1):
+            store(lw, b.op(ModI, f, dims[d]), outs[d], idx)
+            f = b.op(FloorDivI, f, dims[d])
+        store(lw, f, outs[0], idx)
+
+    nest(lw, [count], body)
+    return outs
+
+
 def _nonzero(lw, args, kwargs, node):
     p = bind(lw, "np.nonzero", args, kwargs, node, [("a", REQUIRED)])
     a = as_array(lw, p["a"], "np.nonzero", node)
-    if a.type.ndim != 1:
-        raise lw.err(UnsupportedError, "np.nonzero() is supported for 1-D arrays (for more "
-                     "dimensions use np.flatnonzero and np.unravel_index in a loop)", node)
-    return Tup((lw.call_library(flatnonzero, [a], node),))
+    return Tup(tuple(nonzero_coordinates(lw, a, node)))
 
 
-register_all({np.unique: _unique, np.flatnonzero: _flatnonzero, np.nonzero: _nonzero})
+def _argwhere(lw, args, kwargs, node):
+    """``np.argwhere(a)``: the (count, ndim) array of the non-zero elements' indices."""
+    p = bind(lw, "np.argwhere", args, kwargs, node, [("a", REQUIRED)])
+    a = as_array(lw, p["a"], "np.argwhere", node)
+    cols = nonzero_coordinates(lw, a, node)
+    count = lw.dim(cols[0], 0)
+    out = alloc(lw, I64, [count, lw.b.i64(len(cols))])
+
+    def body(idx, acc):
+        for d, c in enumerate(cols):
+            store(lw, load(lw, c, idx), out, [idx[0], lw.b.i64(d)])
+
+    nest(lw, [count], body)
+    return out
+
+
+def _m_nonzero(lw, a, args, kwargs, node):
+    bind(lw, "ndarray.nonzero", args, kwargs, node, [])
+    return Tup(tuple(nonzero_coordinates(lw, a, node)))
+
+
+register_all({np.unique: _unique, np.flatnonzero: _flatnonzero, np.nonzero: _nonzero,
+              np.argwhere: _argwhere})
+add_methods({"nonzero": _m_nonzero})
