@@ -130,7 +130,7 @@ def test_writes_into_broadcast_views_are_refused_at_their_line():
         with pytest.raises(zymase.UnsupportedError) as info:
             zymase.jit(fn)(*args)
         msg = str(info.value)
-        assert f"test_split.py:{fn.__code__.co_firstlineno + line - 1}:" in msg, msg
+        assert f"test_np_split.py:{fn.__code__.co_firstlineno + line - 1}:" in msg, msg
         assert "read-only view" in msg and ".copy()" in msg, msg
 
 
@@ -207,4 +207,4 @@ def test_refusals_name_the_line(fn, kind, words):
     with pytest.raises(kind) as info:
         zymase.jit(fn)(*args)
     msg = str(info.value)
-    assert f"test_split.py:{fn.__code__.co_firstlineno + 1}:" in msg and words in msg, msg
+    assert f"test_np_split.py:{fn.__code__.co_firstlineno + 1}:" in msg and words in msg, msg
