@@ -19,11 +19,11 @@ def uses_try(x):
 
 
 def unsupported_numpy(a):
-    return np.fft.fft(a)  # ERR fft
+    return np.polyfit(a, a, 1)  # ERR polyfit
 
 
 def calls_print(x):
-    print(x)  # ERR print
+    print((x, x))  # ERR print
     return x
 
 

@@ -93,7 +93,9 @@ class ZymaseValueError(ZymaseError, ValueError):
 
 
 class ZymaseOverflowError(ZymaseError, OverflowError):
-    """A float does not fit the 64-bit integer it is converted to (raised at run time)."""
+    """A float does not fit the 64-bit integer it is converted to (raised at run time), or a
+    Python int does not fit the NumPy int type it meets (``uint8_array + 300``, when compiling,
+    as NumPy 2 raises)."""
 
 
 class ZymaseZeroDivisionError(ZymaseError, ZeroDivisionError):
@@ -157,3 +159,16 @@ RUNTIME_ERRORS = {
     "FloatingPointError": ZymaseFloatingPointError,
     "LinAlgError": ZymaseLinAlgError,
 }
+
+
+def host_error(exc: BaseException | None, loc) -> ZymaseError:
+    """The error of a Python function the program called (``np.fft``, ``np.random``, ``print``
+    run by ``host.call``): the zymase class of its kind, its message, at ``loc``; the original
+    exception is the cause."""
+    if exc is None:
+        return ZymaseRuntimeError("a NumPy call from compiled code failed", loc)
+    cls = next((RUNTIME_ERRORS[c.__name__] for c in type(exc).__mro__
+                if c.__name__ in RUNTIME_ERRORS), ZymaseRuntimeError)
+    err = cls(f"{type(exc).__name__}: {exc}", loc)
+    err.__cause__ = exc
+    return err

@@ -595,8 +595,8 @@ def mean_method_keepdims(a):
     return a.mean(keepdims=a.shape[0])
 
 
-def two_index_arrays(a):
-    return a[np.array([0]), np.array([1])]
+def two_index_arrays(a):  # (a mask beside another index array)
+    return a[np.array([True, False]), np.array([1])]
 
 
 def where_scalars(x):

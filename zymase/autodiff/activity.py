@@ -12,6 +12,7 @@ not, never the reverse.
 
 from __future__ import annotations
 
+from ..errors import DifferentiationError
 from ..ir.core import Func, Op, Value
 from ..ir.ops import (
     Alloc,
@@ -22,6 +23,7 @@ from ..ir.ops import (
     Condition,
     DataPtr,
     Dim,
+    HostCall,
     Index,
     Load,
     Matmul,
@@ -133,6 +135,10 @@ class Activity:
         elif isinstance(op, Matmul):
             if self.active(op.operands[0]) or self.active(op.operands[1]):
                 changed |= self._vary_roots(op.operands[2])
+        elif isinstance(op, HostCall):  # (the transforms refuse it then: check_host_call)
+            if any(self.varied_value(v) for v in op.operands):
+                for w in op.written():
+                    changed |= self._vary_roots(w)
         elif isinstance(op, (TapePop, TapePopRef)) and "pair" in op.attrs:
             push = self.pushed.get(op.attrs["pair"])
             if push is not None and self.varied_value(push.operands[1]):
@@ -237,3 +243,21 @@ def free_active(op: Op, act) -> list[Value]:
                 if owner is not op:
                     seen[v] = None
     return list(seen)
+
+
+def check_host_call(act: Activity, op: HostCall) -> None:
+    """A call into Python (``np.random``, ``np.fft``, ``print``: ``host.call``) has no
+    derivative: refuse one that reads or writes values carrying derivatives while writing an
+    array (``print`` of such values is fine: it writes nothing)."""
+    written = op.written()
+    if not written or not (any(act.active(v) for v in op.operands)):
+        return
+    fn = op.attrs["fn"]
+    if fn in ("rng", "np_random", "rng_shuffle"):
+        raise DifferentiationError(
+            "random samples are constants for derivatives, and this draw depends on values "
+            "that carry derivatives (or shuffles an array that does): draw from fixed "
+            "parameters and transform the sample (reparameterization: `mu + sigma * "
+            "rng.standard_normal(n)`), or shuffle indices (`x[rng.permutation(len(x))]`)",
+            op.loc)
+    raise DifferentiationError(f"this call into NumPy ({fn}) has no derivative here", op.loc)

@@ -24,6 +24,7 @@ from ..ir.ops import (
     Condition,
     Dim,
     For,
+    HostCall,
     If,
     Load,
     Matmul,
@@ -45,7 +46,7 @@ from ..ir.ops import (
 from ..ir.printer import Symbol
 from ..ir.types import ArrayType
 from ..passes.rewrite import clone_op
-from .activity import Activity, is_float, is_float_array
+from .activity import Activity, check_host_call, is_float, is_float_array
 from .arrays import fill_zero
 from .rules import LINEAR, PARTIALS, ZERO, RuleBuilder
 
@@ -240,6 +241,10 @@ class ForwardTransform:
             self.tan[op.result] = [
                 self.b.op(Select, c, self.t_or_zero(op.operands[1], w),
                           self.t_or_zero(op.operands[2], w)) for w in range(self.width)]
+
+    def op_host_call(self, op):
+        check_host_call(self.act, op)
+        self.clone(op)
 
     def op_tape_read(self, op):
         raise DifferentiationError("forward mode cannot follow a snapshot on the tape "
@@ -437,7 +442,7 @@ HANDLERS = {Load: T.op_array_load, Store: T.op_array_store, Alloc: T.op_array_al
             Matmul: T.op_linalg_matmul, If: T.op_scf_if, For: T.op_scf_for,
             Parallel: T.op_scf_for, While: T.op_scf_while, Call: T.op_func_call,
             TapePush: T.op_tape_push, TapePop: T.op_tape_pop, TapeReserve: T.op_tape_reserve,
-            Return: T.op_func_return}
+            Return: T.op_func_return, HostCall: T.op_host_call}
 del T
 
 

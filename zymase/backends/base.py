@@ -42,9 +42,10 @@ from ..ir.types import ArrayType
 from ..options import Options
 from ..passes.licm import written_arguments
 
-ALL_DTYPES = frozenset({"f64", "f32", "i64", "i32", "i1", "c128", "c64"})
+ALL_DTYPES = frozenset({"f64", "f32", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "i1",
+                        "c128", "c64"})
 ALL_DIALECTS = frozenset({"arith", "math", "complex", "array", "linalg", "scf", "func", "rt",
-                          "tape"})
+                          "tape", "host"})
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,10 @@ class Backend(ABC):
         for f in () if runs_all else module:
             for op in f.walk():
                 dialect = op.name.split(".", 1)[0]
+                if dialect == "host" and dialect not in caps.dialects:
+                    raise UnsupportedError(f"the {self.name} backend cannot call back into "
+                                           "Python (np.fft, np.random, print): use the default "
+                                           "backend", op.loc)
                 if dialect not in caps.dialects:
                     raise UnsupportedError(f"the {self.name} backend cannot run {op.name} "
                                            f"(use the default backend)", op.loc)

@@ -4,6 +4,8 @@ Python's checked float -> int conversion.  Imports nothing of the frontend but `
 
 from __future__ import annotations
 
+import json
+
 from ..ir.core import Block, Region
 from ..ir.ops import (
     AddF,
@@ -13,6 +15,7 @@ from ..ir.ops import (
     Assert,
     CmpF,
     For,
+    HostCall,
     Load,
     MaxI,
     MaximumF,
@@ -102,6 +105,16 @@ def size_of(lw, dims):
 
 def check(lw, ok, kind, msg):
     lw.b.create(Assert, [ok], [], {"kind": kind, "msg": msg})
+
+
+def host_call(lw, fn: str, operands, writes=(), state: bool = False, **kw) -> None:
+    """``host.call`` of the Python function ``fn`` of ``ir/host.py`` on the Values ``operands``
+    (writing the arrays at ``writes``), with the JSON keywords ``kw``; ``state``: it draws from
+    a random generator (reverse mode must not run it again)."""
+    attrs = {"fn": fn, "writes": list(writes), "kw": json.dumps(kw)}
+    if state:
+        attrs["state"] = True
+    lw.b.create(HostCall, list(operands), [], attrs)
 
 
 # typed arithmetic on Values already of type t: (float/complex op, int op, bool op)

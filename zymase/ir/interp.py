@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import ops, special
+from . import host, ops, special
 from .core import Block, Module, Op
 from .ops.rt import ShapeError  # one class shared with the runtime
 from .parallel import reductions
@@ -269,6 +269,19 @@ def int_pow(a: np.integer, b: np.integer) -> np.integer:
     return a**b
 
 
+def int_shift(left: bool) -> Callable:
+    """``a << b`` / ``a >> b`` of NumPy ints: 0 (or -1 for ``>>`` of a negative value) past the
+    width, ValueError for a negative count."""
+    def shift(a: np.integer, b: np.integer) -> np.integer:
+        bits = a.dtype.itemsize * 8
+        if b < 0:
+            raise ValueError("negative shift count")
+        if b >= bits:
+            return a.dtype.type(-1 if (not left and a < 0) else 0)
+        return (np.left_shift if left else np.right_shift)(a, a.dtype.type(b))
+    return shift
+
+
 def complex_create(re: np.floating, im: np.floating) -> np.complexfloating:
     return _COMPLEX_OF[re.dtype](complex(re, im))
 
@@ -289,7 +302,7 @@ ELEMENTWISE: dict[type[Op], Callable] = {
     ops.PowI: int_pow,
     # bitwise on ints, logical on i1
     ops.AndI: operator.and_, ops.OrI: operator.or_, ops.XorI: operator.xor,
-    ops.Not: operator.invert,
+    ops.Not: operator.invert, ops.ShlI: int_shift(True), ops.ShrI: int_shift(False),
     # exact math: every implementation gives the same bits
     ops.AbsF: np.fabs, ops.Floor: np.floor, ops.Ceil: np.ceil, ops.Trunc: np.trunc,
     ops.RoundEven: np.rint, ops.Sign: np.sign, ops.Copysign: np.copysign,
@@ -336,6 +349,12 @@ def _assert(frame: Frame, op: Op, args: list) -> Sequence:
     if not args[0]:
         a, b = (list(args[1:]) + [0, 0])[:2]
         raise EXCEPTIONS[op.attrs["kind"]](op.attrs.get("msg", "").format(a=int(a), b=int(b)))
+    return ()
+
+
+def _host_call(frame: Frame, op: Op, args: list) -> Sequence:
+    if not host.run(op.attrs["fn"], op.attrs.get("kw", "{}"), list(args)):
+        raise host.take_error()
     return ()
 
 
@@ -653,5 +672,5 @@ HANDLERS: dict[type[Op], Handler] = {
     ops.Reshape: _reshape,
     ops.Index: _index, ops.Relayout: _relayout, ops.ArrayFree: _free,
     ops.Matmul: _matmul,
-    ops.Call: _call, ops.Assert: _assert,
+    ops.Call: _call, ops.Assert: _assert, ops.HostCall: _host_call,
 }  # fmt: skip

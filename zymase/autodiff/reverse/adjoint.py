@@ -25,6 +25,7 @@ from ...ir.ops import (
     Condition,
     Dim,
     For,
+    HostCall,
     If,
     Index,
     Load,
@@ -44,7 +45,7 @@ from ...ir.ops import (
     Yield,
 )
 from ...ir.types import I64, ArrayType
-from ..activity import free_active, is_float, is_float_array, relevant
+from ..activity import check_host_call, free_active, is_float, is_float_array, relevant
 from ..arrays import copy, fill_zero, outer_add
 from ..plan.flows import is_flow, unused_after
 from ..rules import LINEAR, PARTIALS, ZERO
@@ -471,5 +472,10 @@ def _select(rt, op) -> None:
     b.create(If, [rt.get(op.operands[0])], [], regions=[Region([x]) for x in branches])
 
 
+def _host_call(rt, op) -> None:  # no adjoint: it touches no value that carries one
+    check_host_call(rt.act, op)
+
+
 HANDLERS = {Load: _load, Store: _store, AtomicAdd: _atomic_add, Matmul: _matmul, For: _for,
-            Parallel: _for, If: _if, While: _while, Call: reverse_call, Select: _select}
+            Parallel: _for, If: _if, While: _while, Call: reverse_call, Select: _select,
+            HostCall: _host_call}

@@ -41,6 +41,7 @@ from ...ir.ops import (
     DataPtr,
     FloorDivI,
     For,
+    HostCall,
     If,
     Load,
     Matmul,
@@ -130,10 +131,32 @@ def checkpoint_loops(sweep, adjoint, top, settings) -> None:
     loops = loops_to_checkpoint(sweep, adjoint.rloops, limit)
     if not loops:
         return
+    for loop in loops:
+        draw = _random_draw(loop, sweep.module, set())
+        if draw is not None:
+            raise DifferentiationError(
+                "this loop is checkpointed (recomputed from snapshots in reverse mode), and a "
+                "random draw in it would give other samples when it runs again: draw the "
+                "samples before the loop (one array) and index them in it", draw.loc)
     helper = _revolve_helper(sweep.module, settings.lower, loops[0].loc)
     ways = _on_one_path(sweep.func.body, set(loops))  # loops one call may run (their slots add up)
     for loop in loops:
         Checkpointed(sweep, adjoint, top, loop, (limit, ways), helper).build()
+
+
+def _random_draw(op, module, seen: set):
+    """A ``host.call`` with a state (a random draw) run by ``op``, its callees included."""
+    for inner in op.walk():
+        if isinstance(inner, HostCall) and inner.attrs.get("state"):
+            return inner
+        if isinstance(inner, Call):
+            name = str(inner.attrs["callee"])
+            if name not in seen and name in module.funcs:
+                seen.add(name)
+                found = _random_draw(module[name], module, seen)
+                if found is not None:
+                    return found
+    return None
 
 
 def _revolve_helper(module, lower, loc) -> str:

@@ -29,6 +29,8 @@ from ...ir.ops import (
     OrI,
     PowI,
     Select,
+    ShlI,
+    ShrI,
     SubF,
     SubI,
     XorI,
@@ -109,4 +111,4 @@ class _Cast:
 
 
 zero(FloorDivF, CmpF, CmpI, AddI, SubI, MulI, NegI, AbsI, MaxI, MinI, FloorDivI, ModI, PowI, AndI,
-     OrI, XorI, Not, Constant)
+     OrI, XorI, ShlI, ShrI, Not, Constant)

@@ -13,9 +13,11 @@ import threading
 
 import numpy as np
 
-from ...errors import RUNTIME_ERRORS, ZymaseError, ZymaseOverflowError, caller_loc
+from ...errors import RUNTIME_ERRORS, ZymaseError, ZymaseOverflowError, caller_loc, host_error
+from ...ir import host
 from ...ir.types import ArrayType
 from ..base import Executable
+from ..llvm.host import HOST_ERROR
 from .entry import result_slots
 
 _libc = ctypes.CDLL(None)
@@ -58,7 +60,15 @@ def _converter(t):
         return "complex"
     if t.is_float:
         return float
+    if t.unsigned and t.bits == 64:
+        return _u64_bits
     return int
+
+
+def _u64_bits(v) -> int:
+    """A uint64 argument as the signed 64-bit int with its bits (ctypes passes c_int64)."""
+    v = int(v)
+    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 class _MethodDef(ctypes.Structure):
@@ -156,6 +166,8 @@ class EntryPoint(Executable):
     def error(self, err_id: int, a: int, b: int) -> ZymaseError:
         """The user-facing exception for a raised error id and its two payloads."""
         kind, msg, loc = self.errors[err_id - 1]
+        if kind == HOST_ERROR:  # a Python function called from the program raised
+            return host_error(host.take_error(), loc)
         cls = RUNTIME_ERRORS.get(kind, ZymaseError)
         return cls(msg.format(a=a, b=b), loc)
 
@@ -185,8 +197,8 @@ class EntryPoint(Executable):
             elif t.is_bool:
                 out.append(bool(ints[slot]))
                 slot += 1
-            else:
-                out.append(int(ints[slot]))
+            else:  # (a u64 above 2**63 comes back from its bits)
+                out.append(int(ints[slot]) % (1 << 64) if t.unsigned else int(ints[slot]))
                 slot += 1
         return out, set(owners)
 

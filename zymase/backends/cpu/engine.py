@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import llvmlite.binding as llvm
 
-from . import threads, veclib
+from . import hostcall, threads, veclib
 from .blas import symbols
 from .pybox import FREE_CAPSULE_IR
 from .pyentry import python_symbols
@@ -119,7 +119,7 @@ def _bind_python_symbols():
     global _BOUND
     if not _BOUND:
         for name, addr in {**python_symbols(), **symbols(), **pool_symbols(),
-                           **threads.pool_symbols()}.items():
+                           **threads.pool_symbols(), **hostcall.symbols()}.items():
             llvm.add_symbol(name, addr)
         _BOUND = True
         owner = _load(target_machine().emit_object(llvm.parse_assembly(FREE_CAPSULE_IR)), "")

@@ -66,7 +66,7 @@ def _convert_in(v, t, names):
         return name if t.bits == 64 else v(f"fptrunc double {name} to float")
     if t.is_bool:
         return v(f"icmp ne i64 {name}, 0")
-    return name if t.bits == 64 else v(f"trunc i64 {name} to i32")
+    return name if t.bits == 64 else v(f"trunc i64 {name} to {ltype(t)}")
 
 
 def _array_in(v, t: ArrayType, obj):
@@ -108,7 +108,8 @@ def _store_out(v, lines, t, val, slot):
     elif t.is_bool:
         put("i64", v(f"zext i1 {val} to i64"))
     else:
-        put("i64", val if t.bits == 64 else v(f"sext i32 {val} to i64"))
+        ext = "zext" if t.unsigned else "sext"
+        put("i64", val if t.bits == 64 else v(f"{ext} {ltype(t)} {val} to i64"))
     return slot
 
 

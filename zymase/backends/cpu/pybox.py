@@ -28,12 +28,12 @@ import ctypes
 import numpy as np
 
 from ...ir.core import Func
-from ...ir.types import F64, I1, I64, ArrayType
+from ...ir.types import DTYPE_NAMES, F64, I1, I64, ArrayType
 from ..llvm.types import array_struct
 from .entry import _store_out, result_slots
 
 NP_API = {"PyArray_NewFromDescr": 94, "PyArray_SetBaseObject": 282}  # __multiarray_api.h
-BOX_DTYPES = ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64")
+BOX_DTYPES = DTYPE_NAMES
 NPY_ARRAY_WRITEABLE = 0x0400
 STATE_BOXER = 32  # offset of ``boxer`` in dispatch.State
 

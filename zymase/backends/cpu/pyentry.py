@@ -32,7 +32,7 @@ import ctypes
 import numpy as np
 
 from ...ir.core import Func
-from ...ir.types import F64, I1, I64, ArrayType
+from ...ir.types import DTYPE_NAMES, F64, I1, I64, ArrayType
 from ..llvm.emit import result_type, symbol
 from ..llvm.types import (
     CTX_BYTES,
@@ -73,7 +73,7 @@ def python_symbols() -> dict[str, int]:
     syms.update(pybox.numpy_symbols())
     syms.update({"zy.py.float": id(float), "zy.py.int": id(int), "zy.py.True": id(True),
                  "zy.py.False": id(False), "zy.py.None": id(None), "zy.py.ndarray": id(np.ndarray)})
-    for t in ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64"):
+    for t in DTYPE_NAMES:
         syms[f"zy.py.dtype.{t}"] = id(np.dtype(t))
     return syms
 
@@ -82,8 +82,7 @@ def declarations() -> str:
     decls = ["@zy.py.float = external global i8", "@zy.py.int = external global i8",
              "@zy.py.True = external global i8", "@zy.py.False = external global i8",
              "@zy.py.None = external global i8", "@zy.py.ndarray = external global i8"]
-    decls += [f"@zy.py.dtype.{t} = external global i8" for t in
-              ("float64", "float32", "int64", "int32", "bool", "complex128", "complex64")]
+    decls += [f"@zy.py.dtype.{t} = external global i8" for t in DTYPE_NAMES]
     decls += ["declare ptr @zy.py.PyFloat_FromDouble(double)",
               "declare ptr @zy.py.PyLong_FromLongLong(i64)",
               "declare i64 @zy.py.PyLong_AsLongLong(ptr)", "declare ptr @zy.py.PyErr_Occurred()",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...ir.core import Func, Op, Value
 from ...ir.ops import Call, Condition, Constant, For, If, Parallel, Return, While, Yield
-from . import arrays, ops, tape  # noqa: F401  (each fills the emitter table)
+from . import arrays, host, ops, tape  # noqa: F401  (each fills the emitter table)
 from .alias import AliasScopes
 from .matmul import blas_declarations, kernel_name, matmul_kernels
 from .parallel import emit_parallel

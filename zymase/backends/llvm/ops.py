@@ -74,6 +74,8 @@ from ...ir.ops import (
     PowI,
     RoundEven,
     Select,
+    ShlI,
+    ShrI,
     Sign,
     Sin,
     Sinh,
@@ -156,6 +158,8 @@ def _not(em, op):
 def _absi(em, op):
     t = ltype(op.results[0].type)
     (a,) = _ops(em, op)
+    if op.results[0].type.unsigned:
+        return [a]
     return [em.assign(f"call {t} @llvm.abs.{t}({t} {a}, i1 false)")]
 
 
@@ -163,8 +167,30 @@ def _absi(em, op):
 def _minmaxi(em, op):
     t = ltype(op.results[0].type)
     a, b = _ops(em, op)
-    fn = "smax" if isinstance(op, MaxI) else "smin"
+    fn = ("u" if op.results[0].type.unsigned else "s") + ("max" if isinstance(op, MaxI) else
+                                                           "min")
     return [em.assign(f"call {t} @llvm.{fn}.{t}({t} {a}, {t} {b})")]
+
+
+@emitter(ShlI, ShrI)
+def _shift(em, op):
+    """``a << b`` / ``a >> b`` as NumPy's: a shift by the width or more gives 0 (or -1 for ``>>``
+    of a negative signed value); a negative shift raises ValueError, as Python's."""
+    t = op.results[0].type
+    lt = ltype(t)
+    a, b = _ops(em, op)
+    if not t.unsigned:
+        ok = em.assign(f"icmp sge {lt} {b}, 0")
+        em.raise_if_not(ok, "ValueError", "negative shift count", op.loc)
+    big = em.assign(f"icmp uge {lt} {b}, {t.bits}")
+    if isinstance(op, ShlI):
+        shifted, over = em.assign(f"shl {lt} {a}, {b}"), "0"
+    elif t.unsigned:
+        shifted, over = em.assign(f"lshr {lt} {a}, {b}"), "0"
+    else:
+        shifted = em.assign(f"ashr {lt} {a}, {b}")
+        over = em.assign(f"ashr {lt} {a}, {t.bits - 1}")
+    return [em.assign(f"select i1 {big}, {lt} {over}, {lt} {shifted}")]
 
 
 @emitter(MaximumF, MinimumF)
@@ -181,12 +207,15 @@ def _int_div(em, op):
     lt = ltype(t)
     a, b = _ops(em, op)
     if isinstance(op, PowI):
-        ok = em.assign(f"icmp sge {lt} {b}, 0")
-        em.raise_if_not(ok, "ValueError", "negative integer power in compiled code (use a "
-                        "float base)", op.loc)
+        if not t.unsigned:
+            ok = em.assign(f"icmp sge {lt} {b}, 0")
+            em.raise_if_not(ok, "ValueError", "negative integer power in compiled code (use a "
+                            "float base)", op.loc)
         return [em.assign(f"call {lt} @zy.powi.{t}({lt} {a}, {lt} {b})")]
     ok = em.assign(f"icmp ne {lt} {b}, 0")
     em.raise_if_not(ok, "ZeroDivisionError", "integer division or modulo by zero", op.loc)
+    if t.unsigned:  # (floor division and modulo of nonnegative numbers)
+        return [em.assign(f"{'udiv' if isinstance(op, FloorDivI) else 'urem'} {lt} {a}, {b}")]
     fn = "floordiv" if isinstance(op, FloorDivI) else "mod"
     return [em.assign(f"call {lt} @zy.{fn}.{t}({lt} {a}, {lt} {b})")]
 
@@ -227,7 +256,7 @@ def _cmpf(em, op):
 def _cmpi(em, op):
     t = op.operands[0].type
     a, b = _ops(em, op)
-    table = _UCMP if t.is_bool else _ICMP
+    table = _UCMP if t.is_bool or t.unsigned else _ICMP
     return [em.assign(f"icmp {table[op.attrs['pred']]} {ltype(t)} {a}, {b}")]
 
 
@@ -266,14 +295,18 @@ def cast(em, a: str, src, dst) -> str:
         if src.is_bool:
             return em.assign(f"zext i1 {a} to {ltype(dst)}")
         if src.is_int:
-            op = "sext" if dst.bits > src.bits else "trunc"
+            if dst.bits == src.bits:
+                return a  # (the same bits read with the other sign)
+            op = ("zext" if src.unsigned else "sext") if dst.bits > src.bits else "trunc"
             return em.assign(f"{op} {ltype(src)} {a} to {ltype(dst)}")
         d, s = ltype(dst), _fp(src)
-        return em.assign(f"call {d} @llvm.fptosi.sat.{d}.{_suffix(src)}({s} {a})")
+        fn = "fptoui" if dst.unsigned else "fptosi"
+        return em.assign(f"call {d} @llvm.{fn}.sat.{d}.{_suffix(src)}({s} {a})")
     if src.is_bool:
         return em.assign(f"uitofp i1 {a} to {_fp(dst)}")
     if src.is_int:
-        return em.assign(f"sitofp {ltype(src)} {a} to {_fp(dst)}")
+        return em.assign(f"{'uitofp' if src.unsigned else 'sitofp'} {ltype(src)} {a} to "
+                         f"{_fp(dst)}")
     op = "fpext" if dst.bits > src.bits else "fptrunc"
     return em.assign(f"{op} {_fp(src)} {a} to {_fp(dst)}")
 

@@ -414,8 +414,8 @@ pos:
 
 def runtime_ir() -> str:
     parts = [HEADER, _special_ir(), TAPE_RUNTIME]
-    for t, n in (("i64", "i64"), ("i32", "i32")):
-        parts.append(INT_TEMPLATE.format(t=t, n=n))
+    for n in ("i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"):
+        parts.append(INT_TEMPLATE.format(t="i" + n[1:], n=n))
     for t, n in (("double", "f64"), ("float", "f32")):
         parts.append(FLOAT_TEMPLATE.format(t=t, n=n, s=n))
     for c, t, n, s in (("{double, double}", "double", "c128", "f64"),

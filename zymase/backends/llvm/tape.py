@@ -365,7 +365,8 @@ def _to_slot(em, v, t):
         return em.assign(f"bitcast double {v} to i64")
     if t.is_bool:
         return em.assign(f"zext i1 {v} to i64")
-    return v if t.bits == 64 else em.assign(f"sext i32 {v} to i64")
+    ext = "zext" if t.unsigned else "sext"
+    return v if t.bits == 64 else em.assign(f"{ext} {SCALAR[str(t)]} {v} to i64")
 
 
 def _from_slot(em, s, t):
@@ -374,7 +375,7 @@ def _from_slot(em, s, t):
         return d if t.bits == 64 else em.assign(f"fptrunc double {d} to float")
     if t.is_bool:
         return em.assign(f"trunc i64 {s} to i1")
-    return s if t.bits == 64 else em.assign(f"trunc i64 {s} to i32")
+    return s if t.bits == 64 else em.assign(f"trunc i64 {s} to {SCALAR[str(t)]}")
 
 
 @emitter(TapePush)

@@ -11,8 +11,9 @@ import struct
 
 from ...ir.types import TAPE, ArrayType, ScalarType, Type
 
-SCALAR = {"f64": "double", "f32": "float", "i64": "i64", "i32": "i32", "i1": "i1",
-          "c128": "{double, double}", "c64": "{float, float}"}
+SCALAR = {"f64": "double", "f32": "float", "i64": "i64", "i32": "i32", "i16": "i16", "i8": "i8",
+          "u64": "i64", "u32": "i32", "u16": "i16", "u8": "i8", "i1": "i1",
+          "c128": "{double, double}", "c64": "{float, float}"}  # (LLVM ints have no sign)
 # where each field of an array struct lives
 BASE, DATA, SHAPE, STRIDES = 0, 1, 2, 3
 # a NumPy array object (``PyArrayObject``, whose layout NumPy keeps stable): where its data
@@ -53,8 +54,9 @@ def literal(value, t: ScalarType) -> str:
         return float_literal(float(value), t.bits)
     if t.is_bool:
         return "true" if value else "false"
-    if t.is_int:
-        return str(int(value))
+    if t.is_int:  # the two's-complement value of the bits (u64 2**64 - 1 is -1)
+        v = int(value) & ((1 << t.bits) - 1)
+        return str(v - (1 << t.bits) if v >> (t.bits - 1) else v)
     c = complex(value)
     ft = SCALAR[str(t.real_type)]
     return (f"{{{ft} {float_literal(c.real, t.bits // 2)}, "

@@ -31,7 +31,14 @@ from ...ir.core import Module
 from ...ir.types import ArrayType
 from ...options import Options
 from ...passes.licm import written_arguments
-from ..base import Backend, Capabilities, Executable, SimpleArtifact, convention_scalar
+from ..base import (
+    ALL_DIALECTS,
+    Backend,
+    Capabilities,
+    Executable,
+    SimpleArtifact,
+    convention_scalar,
+)
 
 
 def _jax():
@@ -214,7 +221,8 @@ class XlaBackend(Backend):
 
     name = "xla"
     capabilities = Capabilities(dtypes=frozenset({"f64", "f32", "i64", "i32", "i1"}),
-                                split_tapes=False, tape_sets=False)
+                                dialects=ALL_DIALECTS - {"host"}, split_tapes=False,
+                                tape_sets=False)
 
     def compile(self, module: Module, entries: Sequence[str], options: Options, *,
                 count_tape: bool = False) -> SimpleArtifact:

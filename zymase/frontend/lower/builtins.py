@@ -67,7 +67,7 @@ from ...ir.ops import (
 )
 from ...ir.types import F64, I1, I64
 from ...lang import Checkpointed, checkpoint
-from ..emit import finite_to_int, load, nest
+from ..emit import finite_to_int, host_call, load, nest
 from ..numpy.arrays import list_to_array
 from ..numpy.reductions import reduce_all, reduce_axis0
 from ..numpy.registry import register, register_all
@@ -446,8 +446,29 @@ def _divmod(lw, args, kwargs, node):
 
 @register(builtins.print)
 def _print(lw, args, kwargs, node):
-    raise lw.err(UnsupportedError, "print() is not supported in compiled code (return the values "
-                 "you want to see, or call the function without zymase.jit)", node)
+    """``print(*values, sep=" ", end="\\n")`` of numbers, arrays and string constants, as
+    Python prints them (through ``ir/host.py``'s ``print``, when the line runs)."""
+    opts = {"sep": " ", "end": "\n"}
+    for k, v in kwargs.items():
+        if k not in opts or not (isinstance(v, PyObj) and isinstance(v.obj, str)):
+            raise lw.err(UnsupportedError, f"print({k}=...) is not supported in compiled code "
+                         "(sep= and end= with string constants are)", node)
+        opts[k] = v.obj
+    values, texts = [], []
+    for v in args:
+        if isinstance(v, PyObj) and isinstance(v.obj, (str, type(None))):
+            texts.append(str(v.obj))
+        elif isinstance(v, (Scalar, Array)):
+            values.append(v.value)
+            texts.append(None)
+        elif isinstance(v, ListVal):
+            values.append(list_to_array(lw, v).value)
+            texts.append(None)
+        else:
+            raise lw.err(UnsupportedError, f"print() of {lw.describe(v)} is not supported in "
+                         "compiled code (numbers, arrays and string constants are)", node)
+    host_call(lw, "print", values, texts=texts, **opts)
+    return PyObj(None)
 
 
 @register(builtins.isinstance)

@@ -17,8 +17,19 @@ from ...ir.printer import Symbol
 from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
 from ..custom_rules import lower_rules
 from ..lists import list_method
-from ..numpy.registry import METHODS, lookup
-from ..typing import Array, EmptyList, FVal, ListVal, PyObj, Scalar, Tup, flatten, rebuild
+from ..numpy.registry import METHODS, STRUCT_METHODS, lookup
+from ..typing import (
+    Array,
+    EmptyList,
+    FVal,
+    ListVal,
+    PyObj,
+    Scalar,
+    Struct,
+    Tup,
+    flatten,
+    rebuild,
+)
 from .builtins import SIGNATURES, bind_builtin
 
 
@@ -58,6 +69,8 @@ def call_method(lw, obj, name, args, kwargs, node):
         return list_method(lw, obj, name, args, kwargs, node)
     if isinstance(obj, Array) and name in METHODS:
         return METHODS[name](lw, obj, args, kwargs, node)
+    if isinstance(obj, Struct) and obj.pytype in STRUCT_METHODS:
+        return STRUCT_METHODS[obj.pytype](lw, obj, name, args, kwargs, node)
     if isinstance(obj, Tup) and name in ("append", "extend", "insert", "pop"):
         raise lw.err(UnsupportedError, f"a list written as a literal (`[1.0, 2.0]`) is a fixed "
                      f"tuple in compiled code and has no `{name}`: start with `[]` and append, "

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ...errors import UnsupportedError, ZymaseNameError, ZymaseTypeError
+from ...errors import UnsupportedError, ZymaseNameError, ZymaseOverflowError, ZymaseTypeError
 from ...ir.ops import (
     AddF,
     AddI,
@@ -42,13 +42,16 @@ from ...ir.ops import (
     Pow,
     PowI,
     Select,
+    ShlI,
+    ShrI,
     SubF,
     SubI,
     XorI,
 )
-from ...ir.types import F64, I1, I64, ArrayType, scalar_from_dtype
+from ...ir.types import F64, I1, I64, U64, ArrayType, scalar_from_dtype
 from ..captures import attribute_namespace, guarded
 from ..numpy import linalg, operators
+from ..numpy.registry import STRUCT_METHODS
 from ..scan import local_names
 from ..typing import (
     EMPTY_LIST,
@@ -81,7 +84,10 @@ ARITH = {
     ast.BitAnd: (None, AndI),
     ast.BitOr: (None, OrI),
     ast.BitXor: (None, XorI),
+    ast.LShift: (None, ShlI),
+    ast.RShift: (None, ShrI),
 }
+BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 # NumPy booleans (not Python's, which count as ints): `+` is or, `*` is and, `-` is refused
 NUMPY_BOOL_OPS = {ast.Add: OrI, ast.Mult: AndI, ast.Sub: None}
@@ -116,7 +122,7 @@ class NumpyDelegates:
         if t.is_bool and not st.weak and opk in NUMPY_BOOL_OPS:
             return t
         if t.is_bool and opk not in (ast.BitAnd, ast.BitOr, ast.BitXor):
-            return I64
+            return I64  # (shifts of booleans too, as NumPy)
         return t
 
     def expr_neg(self, x):
@@ -308,6 +314,8 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             if base.pytype is dict:
                 raise self.err(UnsupportedError, f"a dict has no attribute `{name}` in compiled "
                                "code (read entries as d[\"key\"])", node)
+            if name not in base.fields and base.pytype in STRUCT_METHODS:
+                return PyObj(BoundMethod(base, name))
             if name not in base.fields:
                 raise self.err(UnsupportedError, f"{base.pytype.__name__} has no field `{name}`",
                                node)
@@ -336,10 +344,6 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     def binop(self, op, a, b, node):
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, node)
-        if isinstance(op, (ast.LShift, ast.RShift)):
-            raise self.err(UnsupportedError, f"the shift operator {SYMBOL[type(op)]} is not "
-                           "supported in compiled code: multiply or floor-divide by a power "
-                           "of 2", node)
         if isinstance(a, Array) or isinstance(b, Array):
             return self.array_binop(op, a, b, node)
         if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, ast.Add):
@@ -359,7 +363,8 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         x, y = self.constant_of(a), self.constant_of(b)
         if not (a.weak and b.weak and type(x) is int and type(y) is int):
             return None
-        ops = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y}
+        ops = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
+               ast.LShift: lambda: x << min(y, 64) if y >= 0 else None}
         if opk is ast.Pow and y >= 0:
             big = abs(x) > 1 and y > 64
             r = 2**64 if big else x ** y
@@ -376,13 +381,17 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
 
     def scalar_binop(self, opk, a: Scalar, b: Scalar) -> Scalar:
         st = result_type(stype(a), stype(b))
+        if st.type.is_int and not st.weak and st.type != I64:
+            self.check_int_fits(a, b, st.type)
         if opk is ast.Pow:
             return self.scalar_pow(a, b, st)
-        if opk in (ast.BitAnd, ast.BitOr, ast.BitXor):
+        if opk in BITWISE:
             if st.type.is_inexact:
-                raise ZymaseTypeError("bitwise operators need integers or booleans", self.b.loc)
-            return Scalar(self.b.op(ARITH[opk][1], self.b.cast(a.value, st.type),
-                                    self.b.cast(b.value, st.type)), st.weak)
+                raise ZymaseTypeError(f"the operator {SYMBOL[opk]} needs integers or booleans, "
+                                      f"not {st.type.np_dtype}", self.b.loc)
+            t = I64 if st.type.is_bool and opk in (ast.LShift, ast.RShift) else st.type
+            return Scalar(self.b.op(ARITH[opk][1], self.b.cast(a.value, t),
+                                    self.b.cast(b.value, t)), st.weak)
         t = st.type
         if t.is_bool and not st.weak and opk in NUMPY_BOOL_OPS:  # NumPy bools: + is or, * is and
             op = NUMPY_BOOL_OPS[opk]
@@ -401,6 +410,20 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             self.check_nonzero(y, "float division by zero" if opk is ast.Div else
                                "float modulo" if opk is ast.Mod else "float floor division by zero")
         return Scalar(self.b.op(name, x, y), st.weak)
+
+    def check_int_fits(self, a: Scalar, b: Scalar, t) -> None:
+        """NumPy 2 refuses a Python int outside the range of the NumPy int it meets
+        (``np.uint8(1) + 300``, ``x_uint8 - (-1)``): OverflowError, here when compiling."""
+        for v in (a, b):
+            k = self.constant_of(v) if v.weak else None
+            if type(k) is int:
+                info = np.iinfo(t.np_dtype)
+                if not info.min <= k <= info.max:
+                    raise ZymaseOverflowError(f"Python integer {k} out of bounds for "
+                                              f"{t.np_dtype} (as NumPy); write "
+                                              f"np.{t.np_dtype}({k % (info.max + 1 - info.min)}) "
+                                              "for the wrapped value, or convert the array with "
+                                              ".astype()", self.b.loc)
 
     def check_nonzero(self, y, msg):
         zero = self.b.const(0, y.type)
@@ -567,9 +590,26 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             k = self.constant_of(a if a.type == I64 else b)
             if k is None or abs(k) > 2**53:  # (smaller ints convert to float64 exactly)
                 return self.int_float_compare(pred, a, b)
+        if t.is_int and t != I64 and a.weak != b.weak:
+            return self.small_int_compare(pred, a, b, t)
         name = CmpF if t.is_inexact else CmpI
         return Scalar(self.b.op(name, self.b.cast(a.value, t), self.b.cast(b.value, t), pred=pred),
                       True)
+
+    def small_int_compare(self, pred, a: Scalar, b: Scalar, t) -> Scalar:
+        """A NumPy int of another type than int64 against a Python int, by value as NumPy 2
+        does (``np.uint8(5) < 300`` is True, ``np.uint64(1) > -1`` too): in int64, and for
+        uint64 with the negative Python ints apart (every uint64 is larger)."""
+        if t != U64:
+            x, y = self.b.cast(a.value, I64), self.b.cast(b.value, I64)
+            return Scalar(self.b.op(CmpI, x, y, pred=pred), True)
+        weak = self.b.cast((a if a.weak else b).value, I64)
+        negative = self.b.op(CmpI, weak, self.b.i64(0), pred="lt")
+        as_u = self.b.op(CmpI, self.b.cast(a.value, U64), self.b.cast(b.value, U64), pred=pred)
+        larger_left = b.weak  # (the uint64 is the larger one)
+        answer = {"eq": False, "ne": True, "lt": not larger_left, "le": not larger_left,
+                  "gt": larger_left, "ge": larger_left}[pred]
+        return Scalar(self.b.op(Select, negative, self.const_bool(answer).value, as_u), True)
 
     def int_float_compare(self, pred, a: Scalar, b: Scalar) -> Scalar:
         """A Python int against a Python float, exactly, as CPython compares them

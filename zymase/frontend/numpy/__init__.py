@@ -22,6 +22,8 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
 * ``quantiles.py`` (``np.percentile/quantile``: sort and interpolate, ``library.py``);
 * ``special.py`` ``scipy.special`` (expit, logsumexp, softmax, gammaln, ...), registered by
   name so that ``import zymase`` does not import SciPy;
+* ``fft.py`` (``np.fft``: NumPy's pocketfft called from compiled code, ``library_fft.py``);
+* ``random.py`` (``np.random``: generators and the legacy functions, NumPy's own draws);
 * ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
 
 A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
@@ -35,9 +37,11 @@ from . import (  # noqa: F401  (each registers its handlers)
     counting,
     creation,
     einsum,
+    fft,
     linalg,
     padding,
     quantiles,
+    random,
     ranges,
     reductions,
     shape,

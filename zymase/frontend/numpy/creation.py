@@ -9,7 +9,7 @@ import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.ops import Assert, CmpI, ComplexCreate
-from ...ir.types import C64, C128, F32, F64, I1, I32, I64, ScalarType
+from ...ir.types import C64, C128, F32, F64, I1, I8, I16, I32, I64, U8, U16, U32, U64, ScalarType
 from ..emit import alloc, finite_to_int, nest, store
 from ..typing import Array, EmptyList, ListVal, PyObj, Scalar, Tup
 from .arrays import (
@@ -210,6 +210,12 @@ SCALAR_TYPES = {
     np.float32: F32,
     np.int64: I64,
     np.int32: I32,
+    np.int16: I16,
+    np.int8: I8,
+    np.uint64: U64,
+    np.uint32: U32,
+    np.uint16: U16,
+    np.uint8: U8,
     np.complex128: C128,
     np.complex64: C64,
     np.bool_: I1,

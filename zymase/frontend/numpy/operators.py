@@ -9,7 +9,7 @@ import ast
 import numpy as np
 
 from ...errors import UnsupportedError, ZymaseTypeError
-from ...ir.ops import Not
+from ...ir.ops import Not, XorI
 from ...ir.types import I1, I64
 from ..typing import Array, Scalar, result_type
 from .arrays import map_elements, sdtype
@@ -49,6 +49,10 @@ def array_unary(lw, op, a: Array, node):
         return map_elements(lw, [a], lambda x: lw.expr_neg(x), _neg_dtype(a.type.dtype), node)
     if isinstance(op, ast.Invert) and a.type.dtype in (I1,):
         return map_elements(lw, [a], lambda x: Scalar(lw.b.op(Not, x.value)), I1, node)
+    if isinstance(op, ast.Invert) and a.type.dtype.is_int:  # ~x: every bit flipped
+        t = a.type.dtype
+        ones = lw.b.const((1 << t.bits) - 1 if t.unsigned else -1, t)
+        return map_elements(lw, [a], lambda x: Scalar(lw.b.op(XorI, x.value, ones)), t, node)
     raise lw.err(UnsupportedError, f"unary `{type(op).__name__}` on arrays is not supported", node)
 
 

@@ -27,7 +27,7 @@ from ...ir.ops import (
     Reshape,
     Select,
 )
-from ...ir.types import C64, C128, F32, F64, I1, I64, ArrayType
+from ...ir.types import C64, C128, F32, F64, I1, I64, U64, ArrayType
 from ..emit import alloc, load, nest, parallel_loop, store
 from ..typing import Array, ListVal, Scalar, Tup
 from .arrays import as_operand, list_to_array
@@ -39,8 +39,8 @@ WIDER = {F32: F64, C64: C128}  # accumulator types of float32/complex64 sums
 
 
 def result_dtype(kind, t):
-    if kind in ("sum", "prod"):
-        return I64 if (t.is_int or t.is_bool) else t
+    if kind in ("sum", "prod"):  # (NumPy sums small ints in the platform's int or uint)
+        return U64 if t.unsigned else I64 if (t.is_int or t.is_bool) else t
     if kind == "mean":
         return F64 if (t.is_int or t.is_bool) else t
     if kind in ("argmax", "argmin"):

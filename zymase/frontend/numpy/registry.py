@@ -17,6 +17,7 @@ import sys
 
 CALLS: dict = {}
 METHODS: dict = {}
+STRUCT_METHODS: dict = {}  # Python type -> method(lw, struct, name, args, kwargs, node)
 LAZY: dict = {}  # module name -> {attribute name: handler}, not yet in CALLS
 
 

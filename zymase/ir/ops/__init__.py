@@ -8,10 +8,10 @@ outside this package names ops by class, never by their text name::
 """
 
 from ..core import Op
-from . import arith, array, complex, func, linalg, math, rt, scf, tape
+from . import arith, array, complex, func, host, linalg, math, rt, scf, tape
 from .base import ElementwiseOp, PredicateOp, SimpleOp, VerifyError  # noqa: F401
 
-DIALECTS = (arith, array, complex, func, linalg, math, rt, scf, tape)
+DIALECTS = (arith, array, complex, func, host, linalg, math, rt, scf, tape)
 
 
 def _op_classes(module) -> dict:

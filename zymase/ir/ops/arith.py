@@ -61,6 +61,8 @@ PowI = binary("arith.powi", "i", frozenset({MAY_RAISE}))
 AndI = binary("arith.andi", "ib", _PURE_COMM)
 OrI = binary("arith.ori", "ib", _PURE_COMM)
 XorI = binary("arith.xori", "ib", _PURE_COMM)
+ShlI = binary("arith.shli", "i", frozenset({MAY_RAISE}))  # (a negative count raises)
+ShrI = binary("arith.shri", "i", frozenset({MAY_RAISE}))  # arithmetic, logical when unsigned
 Not = unary("arith.not", "b")
 
 
