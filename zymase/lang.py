@@ -35,6 +35,14 @@ from __future__ import annotations
 import functools
 
 
+def outline(fn):
+    """Keep the calls of ``fn`` as calls in compiled code instead of inlining its body at each
+    one: for a large routine called from many places (zymase's own factorizations), so that it
+    is optimized and compiled once.  Plain Python: returns ``fn``."""
+    fn.__zymase_outline__ = True
+    return fn
+
+
 class Checkpointed:
     """``zymase.checkpoint(fn)``: calls ``fn``; in reverse mode its inner values are not stored
     but recomputed from its arguments (see ``checkpoint``)."""

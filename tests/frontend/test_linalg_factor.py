@@ -1,4 +1,5 @@
-"""np.linalg.cholesky/det/slogdet/eigh/eigvalsh/qr (``library_linalg.py``) and complex
+"""np.linalg.cholesky/det/slogdet/eigh/eigvalsh/qr/svd/pinv/lstsq/matrix_rank
+(``library_linalg.py``) and complex
 np.linalg.solve/inv (``library.py``) against NumPy's LAPACK, their derivatives (standard rules,
 both modes) against central differences, and the errors NumPy raises."""
 
@@ -137,7 +138,7 @@ def test_errors():
     with pytest.raises(np.linalg.LinAlgError, match="must be square"):
         zymase.jit(_cholesky)(np.ones((2, 3)))
     for fn, arg, text in [(_cholesky, np.eye(2) * 1j, "complex matrices"),
-                          (_svd, np.eye(2), "svd")]:
+                          (_svd, np.eye(2) * 1j, "complex matrices")]:
         with pytest.raises(ZymaseError, match=text) as e:
             zymase.jit(fn)(arg)
         assert "test_linalg_factor.py:" in str(e.value)
@@ -151,3 +152,42 @@ def test_singular_matrices():
     check(_singular_det, np.ones((3, 3)))
     with pytest.raises(np.linalg.LinAlgError, match="invertible"):
         zymase.grad(lambda a: np.linalg.det(a))(np.ones((3, 3)))
+
+
+def _svd_family(a, b):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    x, res, rank, sv = np.linalg.lstsq(a, b)
+    return (s, np.abs(u.T @ u), np.abs(vt @ vt.T), u @ np.diag(s) @ vt,
+            np.linalg.svd(a, compute_uv=False), np.linalg.svdvals(a), np.linalg.pinv(a), x, res,
+            rank, sv, np.linalg.lstsq(a, b[:, 0])[0], np.linalg.matrix_rank(a))
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 5), (4, 4)])
+def test_svd_pinv_lstsq_match_numpy(shape):
+    rng = np.random.default_rng(sum(shape))
+    a, b = rng.standard_normal(shape), rng.standard_normal((shape[0], 2))
+    got, want = zymase.jit(_svd_family)(a, b), _svd_family(a, b)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    low_rank = a[:, :1] @ rng.standard_normal((1, shape[1]))  # rank 1: lstsq's minimum norm
+    got, want = zymase.jit(_svd_family)(low_rank, b), _svd_family(low_rank, b)
+    for k in (7, 8, 9, 11, 12):
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-8, atol=1e-10)
+
+
+def _svd_loss(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return (np.sum(s ** 2 * np.arange(1.0, s.shape[0] + 1.0)) + np.sum(np.sin(u * u) @ (vt * vt))
+            + np.sum(np.linalg.pinv(a) ** 2) + np.sum(np.linalg.lstsq(a, np.ones(a.shape[0]))[0]
+                                                     ** 3))
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 5)])
+def test_svd_derivatives(shape):
+    a = np.random.default_rng(5).standard_normal(shape)
+    g = zymase.grad(_svd_loss)(a)
+    np.testing.assert_allclose(g, central_differences(_svd_loss, (a,), 0), rtol=1e-5, atol=1e-6)
+    v = np.random.default_rng(6).standard_normal(shape)
+    _, t = zymase.jvp(_svd_loss, (a,), (v,))
+    assert t == pytest.approx(float(np.sum(g * v)), rel=1e-8)

@@ -481,8 +481,10 @@ def products(a, b, v, w):
 
 @pytest.mark.parametrize("dtype", [*DTYPES, np.complex128, np.bool_])
 def test_products(dtype):
-    a, b = arr(3, 4, dtype=dtype), arr(4, 2, dtype=dtype)
-    check(products, a, b, arr(3, dtype=dtype), arr(4, dtype=dtype))
+    xs = [arr(3, 4, dtype=dtype), arr(4, 2, dtype=dtype), arr(3, dtype=dtype), arr(4, dtype=dtype)]
+    if dtype == np.float32:  # whole numbers: exact in float32 whatever the order of the sums
+        xs = [np.round(x) for x in xs]  # (the shared generator's values vary with test order)
+    check(products, *xs)
 
 
 def mixed_products(a, i, z):

@@ -212,9 +212,10 @@ def compile_backend(c: Compilation) -> None:
 
 
 def allow_inlining(module: Module, keep=lambda f: False) -> None:
-    """Drop ``noinline`` (set on functions with custom derivative rules) except where ``keep``."""
+    """Drop ``noinline`` (set on functions with custom derivative rules) except where ``keep``
+    and on ``outlined`` routines (``lang.outline``: large, called from many places)."""
     for f in module:
-        if f.attrs.get("noinline") and not keep(f):
+        if f.attrs.get("noinline") and not keep(f) and not f.attrs.get("outlined"):
             del f.attrs["noinline"]
 
 

@@ -419,3 +419,94 @@ def quantile_pick(x, idx):
             else:
                 out[j, i] = s[idx[j]]
     return out
+
+
+def argsort_rows(x):
+    """``argsort_stable`` of each row of the 2-D ``x`` (the lines of an N-D sort, moved last):
+    a (rows, n) array of int64 indices."""
+    m = x.shape[0]
+    n = x.shape[1]
+    out = np.empty((m, n), np.int64)
+    for i in range(m):
+        idx = argsort_stable(x[i])
+        for k in range(n):
+            out[i, k] = idx[k]
+    return out
+
+
+def insert_positions(idx, n, numnew):
+    """Where ``np.insert`` puts the ``numnew`` new slices and the ``n`` old ones along the axis:
+    ``idx`` (1-D int64, each in [-n, n]) the indices given; one index takes all ``numnew``
+    slices in a row, several take one each, placed in a stable order (NumPy's
+    ``indices[order] += arange(numnew)``).  Returns (new positions, old positions)."""
+    m = idx.shape[0]
+    pos = np.empty(numnew, np.int64)
+    if m == 1:
+        i = idx[0]
+        if i < 0:
+            i += n
+        for k in range(numnew):
+            pos[k] = i + k
+    else:
+        norm = np.empty(m, np.int64)
+        for k in range(m):
+            i = idx[k]
+            if i < 0:
+                i += n
+            norm[k] = i
+        order = argsort_stable(norm)
+        for k in range(m):
+            pos[order[k]] = norm[order[k]] + k
+    taken = np.zeros(n + numnew, np.bool_)
+    for k in range(numnew):
+        taken[pos[k]] = True
+    old = np.empty(n, np.int64)
+    j = 0
+    for q in range(n + numnew):
+        if not taken[q]:
+            old[j] = q
+            j += 1
+    return pos, old
+
+
+def kept_indices(drop, n):
+    """The indices in ``range(n)`` that ``np.delete`` keeps: all but those of ``drop`` (1-D
+    int64, each in [-n, n), negative from the end; repeats count once)."""
+    gone = np.zeros(n, np.bool_)
+    for k in range(drop.shape[0]):
+        i = drop[k]
+        if i < 0:
+            i += n
+        gone[i] = True
+    count = 0
+    for i in range(n):
+        if not gone[i]:
+            count += 1
+    out = np.empty(count, np.int64)
+    j = 0
+    for i in range(n):
+        if not gone[i]:
+            out[j] = i
+            j += 1
+    return out
+
+
+def isin_sorted(x, t, invert):
+    """``np.isin`` of the 1-D ``x`` in the 1-D ``t``: a binary search of each value among the
+    sorted ``t`` (NumPy's order, NaN last: NaN equals nothing); ``invert`` negates."""
+    s = np.sort(t)
+    m = s.shape[0]
+    out = np.empty(x.shape[0], np.bool_)
+    for i in range(x.shape[0]):
+        v = x[i]
+        lo = 0
+        hi = m
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _before(s[mid], v):
+                lo = mid + 1
+            else:
+                hi = mid
+        found = lo < m and s[lo] == v
+        out[i] = found != invert
+    return out

@@ -21,7 +21,7 @@ symmetric matrices; O(n^3) per sweep, a handful of sweeps); modified Gram-Schmid
 
 import numpy as np
 
-from ..lang import custom_vjp
+from ..lang import custom_vjp, outline
 
 
 def solve_lower(low, b):
@@ -122,6 +122,7 @@ cholesky.defvjp(_cholesky_fwd, _cholesky_bwd)
 cholesky.defjvp(_cholesky_jvp)
 
 
+@outline
 def lu(a):
     """(LU factors in one matrix, the permutation's sign, singular): partial pivoting as LAPACK's
     getrf; ``singular`` when a pivot is exactly 0 (the factorization stops there)."""
@@ -250,6 +251,7 @@ logabsdet.defvjp(_logabsdet_fwd, _logabsdet_bwd)
 logabsdet.defjvp(_logabsdet_jvp)
 
 
+@outline
 def _jacobi_eigh(a):
     """(w ascending, V) of the symmetric matrix of ``a``'s lower triangle: cyclic Jacobi
     rotations until the off-diagonal part is negligible."""
@@ -361,6 +363,7 @@ eigh_vectors.defvjp(_eigh_vectors_fwd, _eigh_vectors_bwd)
 eigh_vectors.defjvp(_eigh_vectors_jvp)
 
 
+@outline
 def _householder_qr(a):
     """(Q of shape (m, n), R of shape (n, n)) of ``a`` (m >= n) by Householder reflections as
     LAPACK's geqrf/orgqr make them (beta = -sign(alpha) |x|; no reflection for a column already
@@ -478,3 +481,223 @@ qr_q.defvjp(_qr_q_fwd, _qr_q_bwd)
 qr_q.defjvp(_qr_q_jvp)
 qr_r.defvjp(_qr_r_fwd, _qr_r_bwd)
 qr_r.defjvp(_qr_r_jvp)
+
+
+@outline
+def _jacobi_svd(a):
+    """(U of shape (m, n), s descending, V of shape (n, n)) with ``a = U diag(s) V^T``, m >= n:
+    one-sided Jacobi rotations (Hestenes) on the columns until they are orthogonal.  A zero
+    singular value leaves a zero column in U."""
+    m = a.shape[0]
+    n = a.shape[1]
+    u = a.copy()
+    v = np.eye(n)
+    for _sweep in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                alpha = 0.0
+                beta = 0.0
+                gamma = 0.0
+                for i in range(m):
+                    alpha += u[i, p] * u[i, p]
+                    beta += u[i, q] * u[i, q]
+                    gamma += u[i, p] * u[i, q]
+                if gamma != 0.0 and abs(gamma) > 1e-15 * np.sqrt(alpha * beta):
+                    rotated = True
+                    zeta = (beta - alpha) / (2.0 * gamma)
+                    t = 1.0 / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                    if zeta < 0.0:
+                        t = -t
+                    c = 1.0 / np.sqrt(1.0 + t * t)
+                    s = c * t
+                    for i in range(m):
+                        up = u[i, p]
+                        uq = u[i, q]
+                        u[i, p] = c * up - s * uq
+                        u[i, q] = s * up + c * uq
+                    for i in range(n):
+                        vp = v[i, p]
+                        vq = v[i, q]
+                        v[i, p] = c * vp - s * vq
+                        v[i, q] = s * vp + c * vq
+        if not rotated:
+            break
+    sv = np.zeros(n)
+    for j in range(n):
+        t = 0.0
+        for i in range(m):
+            t += u[i, j] * u[i, j]
+        sv[j] = np.sqrt(t)
+        if sv[j] > 0.0:
+            for i in range(m):
+                u[i, j] /= sv[j]
+    order = np.argsort(-sv)
+    return u[:, order], sv[order], v[:, order]
+
+
+def _svd(a):
+    """The reduced SVD of any real matrix (a wide one through its transpose)."""
+    if a.shape[0] >= a.shape[1]:
+        return _jacobi_svd(a)
+    v, s, u = _jacobi_svd(a.T.copy())
+    return u, s, v
+
+
+def _svd_gaps(s):
+    """F with F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    k = s.shape[0]
+    f = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                f[i, j] = 1.0 / (s[j] * s[j] - s[i] * s[i])
+    return f
+
+
+def _svd_bwd_all(a, u, s, v, ub, sb, vb):
+    """The cotangent of ``a`` from those of U, s and V (reduced SVD; distinct nonzero singular
+    values): Townsend's formula."""
+    f = _svd_gaps(s)
+    ut_ub = u.T @ ub
+    vt_vb = v.T @ vb
+    j = f * (ut_ub - ut_ub.T)
+    k = f * (vt_vb - vt_vb.T)
+    inner = j * s + np.diag(sb) + (k.T * s).T  # J S + diag(sb) + S K
+    out = u @ inner @ v.T
+    m = a.shape[0]
+    n = a.shape[1]
+    if m > s.shape[0]:  # the part of ub outside U's span
+        out = out + ((np.eye(m) - u @ u.T) @ ub / s) @ v.T
+    if n > s.shape[0]:
+        out = out + u @ ((vb / s).T @ (np.eye(n) - v @ v.T))
+    return out
+
+
+@custom_vjp
+def svd_values(a):
+    """The singular values, descending."""
+    u, s, v = _svd(a)
+    return s
+
+
+def _svd_values_fwd(a):
+    u, s, v = _svd(a)
+    return s, (u, v)
+
+
+def _svd_values_bwd(res, ct):
+    u, v = res
+    return ((u * ct) @ v.T,)
+
+
+def _svd_values_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    u, s, v = _svd(a)
+    return s, np.diag(u.T @ da @ v).copy()
+
+
+svd_values.defvjp(_svd_values_fwd, _svd_values_bwd)
+svd_values.defjvp(_svd_values_jvp)
+
+
+@custom_vjp
+def svd(a):
+    """(U, s, V^T) of the reduced SVD, U's and V's columns matching the descending ``s``."""
+    u, s, v = _svd(a)
+    return u, s, v.T.copy()
+
+
+def _svd_fwd(a):
+    u, s, v = _svd(a)
+    return (u, s, v.T.copy()), (a, u, s, v)
+
+
+def _svd_bwd(res, ct):
+    a, u, s, v = res
+    ub, sb, vtb = ct
+    return (_svd_bwd_all(a, u, s, v, ub, sb, vtb.T.copy()),)
+
+
+def _svd_tangents(a, da):
+    """(U, s, V, dU, ds, dV) of the reduced SVD (distinct singular values)."""
+    u, s, v = _svd(a)
+    f = _svd_gaps(s)
+    p = u.T @ da @ v
+    ds = np.diag(p).copy()
+    ps = p * s  # P S
+    sp = (p.T * s).T  # S P
+    du = u @ (f * (ps + ps.T))
+    dv = v @ (f * (sp + sp.T))
+    m = a.shape[0]
+    n = a.shape[1]
+    if m > s.shape[0]:
+        du = du + (np.eye(m) - u @ u.T) @ da @ v / s
+    if n > s.shape[0]:
+        dv = dv + (np.eye(n) - v @ v.T) @ da.T @ u / s
+    return u, s, v, du, ds, dv
+
+
+def _svd_jvp(primals, tangents):
+    u, s, v, du, ds, dv = _svd_tangents(primals[0], tangents[0])
+    return (u, s, v.T.copy()), (du, ds, dv.T.copy())
+
+
+svd.defvjp(_svd_fwd, _svd_bwd)
+svd.defjvp(_svd_jvp)
+
+
+def pinv(a, rcond):
+    """``np.linalg.pinv``: V diag(1/s) U^T over the singular values above rcond * max(s)."""
+    u, s, vt = svd(a)
+    cut = rcond * s[0] if s.shape[0] > 0 else 0.0
+    inv = np.zeros(s.shape)
+    for i in range(s.shape[0]):
+        if s[i] > cut:
+            inv[i] = 1.0 / s[i]
+    return (vt.T * inv) @ u.T
+
+
+def matrix_rank(a, tol):
+    """The number of singular values above ``tol`` (NumPy's default when ``tol`` < 0)."""
+    s = svd_values(a)
+    if s.shape[0] == 0:
+        return 0
+    if tol < 0.0:
+        tol = s[0] * max(a.shape[0], a.shape[1]) * 2.220446049250313e-16
+    r = 0
+    for i in range(s.shape[0]):
+        if s[i] > tol:
+            r += 1
+    return r
+
+
+def lstsq(a, b, rcond):
+    """``np.linalg.lstsq(a, b)`` with ``b`` of shape (m, k): the minimum-norm least-squares
+    solution over the singular values above ``rcond * max(s)`` (LAPACK's gelsd method; ``rcond``
+    < 0: eps * max(m, n)), the squared residuals (only when the rank is n < m), the rank and
+    the singular values."""
+    m = a.shape[0]
+    n = a.shape[1]
+    u, s, vt = svd(a)
+    if rcond < 0.0:
+        rcond = 2.220446049250313e-16 * max(m, n)
+    cut = rcond * s[0] if s.shape[0] > 0 else 0.0
+    inv = np.zeros(s.shape)
+    rank = 0
+    for i in range(s.shape[0]):
+        if s[i] > cut:
+            inv[i] = 1.0 / s[i]
+            rank += 1
+    x = vt.T @ ((u.T @ b).T * inv).T
+    k = b.shape[1]
+    count = k if (rank == n and m > n) else 0
+    res = np.zeros(count)
+    if count > 0:
+        r = a @ x - b
+        for j in range(k):
+            t = 0.0
+            for i in range(m):
+                t += r[i, j] * r[i, j]
+            res[j] = t
+    return x, res, rank, s

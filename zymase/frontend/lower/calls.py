@@ -129,6 +129,8 @@ class CallMixin:
                            "call the plain function; zymase.vmap batches a transform)", node)
         params = self.bind_params(fn, args, kwargs, node)
         callee, result = self.mod.specialize(fn, params, self.src.loc(node))
+        if getattr(fn, "__zymase_outline__", False):  # (a large routine: compiled once)
+            self.mod.module[callee].attrs.update(noinline=True, outlined=True)
         return self.emit_call(callee, params, result)
 
     def call_library(self, fn, args, node):

@@ -24,7 +24,12 @@ view.  Reductions carry accumulators through the nest.  Matrix products are ``li
   name so that ``import zymase`` does not import SciPy;
 * ``fft.py`` (``np.fft``: NumPy's pocketfft called from compiled code, ``library_fft.py``);
 * ``random.py`` (``np.random``: generators and the legacy functions, NumPy's own draws);
-* ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``).
+* ``fancy.py`` ``x[mask]`` and ``x[idx]`` (called by ``lower/indexing.py``);
+* ``products.py`` (``np.cross``, ``np.kron``, ``np.tensordot``);
+* ``signal.py`` (``np.convolve``, ``np.correlate``, ``np.gradient``);
+* ``nanfunctions.py`` (``np.nansum`` ... ``np.nanvar``, ``np.average``, ``np.ptp``);
+* ``editing.py`` (``np.append/insert/delete``, ``np.take/take_along_axis``, ``np.rot90``,
+  ``np.isin``).
 
 A handler gets the function lowerer as ``lw`` and calls back into it (``lw.binop``,
 ``lw.truth``, ``lw.index_value``, ``lw.call_library``): nothing here imports ``lower/``.
@@ -36,15 +41,19 @@ from . import (  # noqa: F401  (each registers its handlers)
     complex,
     counting,
     creation,
+    editing,
     einsum,
     fft,
     linalg,
+    nanfunctions,
     padding,
+    products,
     quantiles,
     random,
     ranges,
     reductions,
     shape,
+    signal,
     sort,
     special,
     splitting,

@@ -35,7 +35,7 @@ from ...ir.ops import (
     Subview,
     Transpose,
 )
-from ...ir.types import C64, C128, F32, F64, I64, ArrayType
+from ...ir.types import C64, C128, F32, F64, I32, I64, ArrayType
 from .. import library, library_linalg
 from ..emit import alloc, arith, check, load, nest, store
 from ..typing import Array, Scalar, Tup, result_type
@@ -340,9 +340,90 @@ def _factorization(name):
 
 
 def _svd(lw, args, kwargs, node):
-    raise lw.err(UnsupportedError, "np.linalg.svd() is not supported in compiled code yet; for "
-                 "singular values of a real matrix use np.sqrt(np.linalg.eigvalsh(a.T @ a)) (less "
-                 "accurate for small ones), or call NumPy outside the compiled function", node)
+    """``np.linalg.svd`` of a real matrix (one-sided Jacobi, ``library_linalg.py``): the reduced
+    factors, or all of them for a square matrix; signs of the singular vectors may differ from
+    LAPACK's (each pair (u_i, v_i) is defined up to a common sign)."""
+    p = bind(lw, "np.linalg.svd", args, kwargs, node,
+             [("a", REQUIRED), ("full_matrices", True), ("compute_uv", True),
+              ("hermitian", False)])
+    given = as_array(lw, p["a"], "np.linalg.svd", node)
+    a = _real_matrix(lw, given, "np.linalg.svd", node)
+
+    def call(fn):
+        return _like_input(lw, lw.call_library(fn, [a], node), given.type.dtype, node)
+
+    if not static(lw, p["compute_uv"]):
+        return call(library_linalg.svd_values)
+    if static(lw, p["full_matrices"]):
+        d0, d1 = lw.dims(a)
+        check(lw, lw.b.op(CmpI, d0, d1, pred="eq"), "ValueError",
+              "np.linalg.svd(a) of a non-square matrix with full_matrices=True (NumPy's "
+              "default) is not supported in compiled code: pass full_matrices=False")
+    u, s, vt = lw.call_library(library_linalg.svd, [a], node).items
+    return Tup(tuple(_like_input(lw, x, given.type.dtype, node) for x in (u, s, vt)))
+
+
+def _svdvals(lw, args, kwargs, node):
+    p = bind(lw, "np.linalg.svdvals", args, kwargs, node, [("x", REQUIRED)])
+    given = as_array(lw, p["x"], "np.linalg.svdvals", node)
+    a = _real_matrix(lw, given, "np.linalg.svdvals", node)
+    return _like_input(lw, lw.call_library(library_linalg.svd_values, [a], node),
+                       given.type.dtype, node)
+
+
+def _pinv(lw, args, kwargs, node):
+    p = bind(lw, "np.linalg.pinv", args, kwargs, node,
+             [("a", REQUIRED), ("rcond", None), ("hermitian", False)], {"rtol": None})
+    given = as_array(lw, p["a"], "np.linalg.pinv", node)
+    a = _real_matrix(lw, given, "np.linalg.pinv", node)
+    rcond = p["rcond"] if not is_none(p["rcond"]) else p.get("rtol")
+    rcond = Scalar(lw.b.const(1e-15, F64), True) if is_none(rcond) else rcond
+    return _like_input(lw, lw.call_library(library_linalg.pinv, [a, rcond], node),
+                       given.type.dtype, node)
+
+
+def _matrix_rank(lw, args, kwargs, node):
+    p = bind(lw, "np.linalg.matrix_rank", args, kwargs, node,
+             [("A", REQUIRED), ("tol", None), ("hermitian", False)], {"rtol": None})
+    a = _real_matrix(lw, as_array(lw, p["A"], "np.linalg.matrix_rank", node),
+                     "np.linalg.matrix_rank", node)
+    tol = Scalar(lw.b.const(-1.0, F64), True) if is_none(p["tol"]) else p["tol"]
+    return lw.call_library(library_linalg.matrix_rank, [a, tol], node)
+
+
+def _lstsq(lw, args, kwargs, node):
+    p = bind(lw, "np.linalg.lstsq", args, kwargs, node,
+             [("a", REQUIRED), ("b", REQUIRED), ("rcond", None)])
+    given = as_array(lw, p["a"], "np.linalg.lstsq", node)
+    a = _real_matrix(lw, given, "np.linalg.lstsq", node)
+    b = _real_matrix(lw, as_array(lw, p["b"], "np.linalg.lstsq", node), "np.linalg.lstsq",
+                     node, vector=True)
+    one = b.type.ndim == 1
+    if one:  # a column (a fresh contiguous copy, reshaped)
+        col = alloc(lw, F64, lw.dims(b))
+        nest(lw, lw.dims(b), lambda idx, acc: store(lw, load(lw, b, idx), col, idx))
+        b = Array(lw.b.create(Reshape, [col.value, lw.dim(b, 0), lw.b.i64(1)],
+                              [ArrayType(F64, 2, "C")]).result)
+    d0 = lw.dims(a)[0]
+    check(lw, lw.b.op(CmpI, lw.dims(b)[0], d0, pred="eq"), "LinAlgError",
+          "Incompatible dimensions")
+    rcond = Scalar(lw.b.const(-1.0, F64), True) if is_none(p["rcond"]) else p["rcond"]
+    x, res, rank, s = lw.call_library(library_linalg.lstsq, [a, b, rcond], node).items
+    if one:  # x[:, 0]
+        x = Array(lw.subview(x, [("slice", None, None, None), ("int", lw.const_int(0))], node))
+    rank = Scalar(lw.b.cast(rank.value, I32), False)  # (LAPACK's int, as NumPy returns it)
+    return Tup((x, res, rank, s))
+
+
+def _real_matrix(lw, a: Array, fname, node, vector=False) -> Array:
+    """``a`` as float64, refused when complex or not a matrix (a vector too when ``vector``)."""
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, f"{fname}() of complex matrices is not supported (real "
+                     "matrices are)", node)
+    if a.type.ndim != 2 and not (vector and a.type.ndim == 1):
+        raise lw.err(UnsupportedError, f"{fname}() is supported for one matrix (ndim 2; stacks "
+                     "of matrices are not)", node)
+    return a if a.type.dtype == F64 else map_elements(lw, [a], lambda x: x, F64, node)
 
 
 # ---------------------------------------------------------------------- norm
@@ -571,6 +652,10 @@ register_all(
         np.linalg.eigvalsh: _factorization("eigvalsh"),
         np.linalg.qr: _factorization("qr"),
         np.linalg.svd: _svd,
+        np.linalg.svdvals: _svdvals,
+        np.linalg.pinv: _pinv,
+        np.linalg.matrix_rank: _matrix_rank,
+        np.linalg.lstsq: _lstsq,
         np.trace: _trace,
         np.diag: _diag,
         np.diagonal: _diagonal,

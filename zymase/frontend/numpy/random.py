@@ -44,7 +44,7 @@ DRAWS = {
     "standard_t": ((("df", REQUIRED),), F64),
     "geometric": ((("p", REQUIRED),), I64),
 }
-LEGACY_ONLY = {"random_sample": "random", "sample": "random", "ranf": "random"}
+LEGACY_ONLY = {"random_sample": "random"}
 
 
 def _value(lw, v, node):

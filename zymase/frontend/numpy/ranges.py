@@ -1,7 +1,10 @@
 """Ranges: ``np.arange`` (NumPy's fill: ``start + i * delta``) and ``np.linspace`` (NumPy's formula,
-``retstep`` included)."""
+``retstep`` included); ``np.logspace`` and ``np.geomspace`` of numbers, computed as NumPy computes
+them (``base ** linspace``; ``geomspace`` through ``log10`` with its ends set exactly)."""
 
 from __future__ import annotations
+
+import ast
 
 import numpy as np
 
@@ -16,18 +19,21 @@ from ...ir.ops import (
     Floor,
     FloorDivI,
     IsFinite,
+    Log10,
     MaxI,
     MulF,
     NegI,
     Not,
+    Pow,
     Select,
+    Sign,
     SubF,
     SubI,
 )
 from ...ir.types import F64, I64
-from ..emit import alloc, arith, check, nest, store
-from ..typing import Array, Scalar, Tup, result_type
-from .arrays import dtype_arg, operand, sdtype
+from ..emit import alloc, arith, check, load, nest, store
+from ..typing import Array, Scalar, SType, Tup, result_type
+from .arrays import dtype_arg, map_elements, operand, sdtype
 from .params import REQUIRED, bind, is_none, static
 from .registry import register_all
 
@@ -181,3 +187,90 @@ def _linspace(lw, args, kwargs, node):
 
 
 register_all({np.arange: _arange, np.linspace: _linspace})
+
+
+# ---------------------------------------------------------------------- logspace, geomspace
+
+
+def _space_args(lw, p, fname, node):
+    """(start, stop, num as i64, endpoint, dtype or None) of ``np.logspace``/``np.geomspace``,
+    ``start``/``stop`` numbers (arrays of them are not supported)."""
+    start, stop = (operand(lw, p[k], node) for k in ("start", "stop"))
+    if not (isinstance(start, Scalar) and isinstance(stop, Scalar)):
+        raise lw.err(UnsupportedError, f"{fname}() of arrays is not supported (give numbers)",
+                     node)
+    num = lw.const_int(50) if isinstance(p["num"], int) else p["num"]
+    if not (isinstance(num, Scalar) and num.type.is_int):
+        raise lw.err(ZymaseTypeError, f"{fname}(num=...) must be an integer", node)
+    endpoint = p["endpoint"] if isinstance(p["endpoint"], bool) else static(lw, p["endpoint"])
+    if not isinstance(endpoint, bool):
+        raise lw.err(UnsupportedError, f"{fname}(endpoint=) must be a constant", node)
+    dt = None if is_none(p["dtype"]) else dtype_arg(lw, p["dtype"], None, node)
+    if dt is not None and dt.is_bool:
+        raise lw.err(UnsupportedError, f"{fname}(dtype=bool) is not supported", node)
+    return start, stop, lw.b.cast(num.value, I64), endpoint, dt
+
+
+def _logspace(lw, args, kwargs, node):
+    """NumPy's ``power(base, linspace(start, stop, num))``, then ``astype(dtype)``: the type is
+    that of ``start``/``stop``/``base`` as NumPy promotes them (Python numbers weak)."""
+    p = bind(lw, "np.logspace", args, kwargs, node,
+             [("start", REQUIRED), ("stop", REQUIRED), ("num", 50), ("endpoint", True),
+              ("base", 10.0), ("dtype", None)], {"axis": 0})
+    start, stop, num, endpoint, dt = _space_args(lw, p, "np.logspace", node)
+    base = lw.pyvalue(p["base"], node) if isinstance(p["base"], (int, float)) else \
+        operand(lw, p["base"], node)
+    if not isinstance(base, Scalar):
+        raise lw.err(UnsupportedError, "np.logspace(base=...) of an array is not supported "
+                     "(give a number)", node)
+    if any(v.type.is_complex for v in (start, stop, base)):
+        raise lw.err(UnsupportedError, "np.logspace() of complex numbers is not supported", node)
+    y, _ = linspace(lw, start, stop, num, endpoint, None, node)
+    out = lw.binop(ast.Pow(), base, y, node)
+    if dt is not None and dt != out.type.dtype:
+        out = map_elements(lw, [out], lambda x: Scalar(lw.b.cast(x.value, dt), False), dt, node)
+    return out
+
+
+def _geomspace(lw, args, kwargs, node):
+    """NumPy's construction: ``start``/``stop`` divided by the sign of ``start``, the
+    ``logspace`` of their ``log10``, the ends set to the numbers themselves, times the sign
+    (float64, or float32 when ``start``, ``stop`` and ``dtype`` are float32)."""
+    p = bind(lw, "np.geomspace", args, kwargs, node,
+             [("start", REQUIRED), ("stop", REQUIRED), ("num", 50), ("endpoint", True),
+              ("dtype", None)], {"axis": 0})
+    start, stop, num, endpoint, dt = _space_args(lw, p, "np.geomspace", node)
+    if start.type.is_complex or stop.type.is_complex:
+        raise lw.err(UnsupportedError, "np.geomspace() of complex numbers is not supported",
+                     node)
+    b = lw.b
+    st = result_type(SType(start.type, False), SType(stop.type, False))
+    st = result_type(result_type(st, SType(F64, True)), SType(dt or F64, False))
+    ct = st.type
+    for v in (start, stop):
+        check(lw, b.op(CmpF if v.type.is_inexact else CmpI, v.value, b.const(0, v.type),
+                       pred="ne"), "ValueError", "Geometric sequence cannot include zero")
+    s0, s1 = b.cast(start.value, ct), b.cast(stop.value, ct)
+    sign = b.op(Sign, s0)
+    s0, s1 = b.op(DivF, s0, sign), b.op(DivF, s1, sign)
+    logs = [Scalar(b.op(Log10, s), False) for s in (s0, s1)]
+    y, _ = linspace(lw, *logs, num, endpoint, None, node)
+    ten = b.const(10.0, ct)
+    last = b.op(SubI, num, b.i64(1))
+    many = b.op(CmpI, num, b.i64(1), pred="gt")
+    t = dt or ct
+    out = alloc(lw, t, [num])
+
+    def body(idx, acc):
+        i = idx[0]
+        r = b.op(Pow, ten, b.cast(load(lw, y, idx), ct))
+        r = b.op(Select, b.op(CmpI, i, b.i64(0), pred="eq"), s0, r)
+        if endpoint:
+            r = b.op(Select, b.op(AndI, many, b.op(CmpI, i, last, pred="eq")), s1, r)
+        store(lw, b.cast(b.op(MulF, r, sign), t), out, idx)
+
+    nest(lw, [num], body)
+    return out
+
+
+register_all({np.logspace: _logspace, np.geomspace: _geomspace})

@@ -19,6 +19,7 @@ CALLS: dict = {}
 METHODS: dict = {}
 STRUCT_METHODS: dict = {}  # Python type -> method(lw, struct, name, args, kwargs, node)
 LAZY: dict = {}  # module name -> {attribute name: handler}, not yet in CALLS
+LAZY_NAMES: dict = {}  # module name -> the attribute names registered lazily (kept: for the docs)
 
 
 def register_all(table: dict) -> None:
@@ -33,6 +34,7 @@ def register_lazy(module: str, table: dict) -> None:
     """Add the handlers of ``table`` (attribute name of ``module`` -> handler) without importing
     ``module``: ``lookup`` resolves them once the program has imported it."""
     names = LAZY.setdefault(module, {})
+    LAZY_NAMES.setdefault(module, set()).update(table)
     for name, handler in table.items():
         if name in names:
             raise KeyError(f"{module}.{name} has a handler already")

@@ -1,27 +1,37 @@
-"""Sorting: ``np.argsort``, ``np.sort``, ``a.argsort()``, ``a.sort()`` (in place) of 1-D arrays,
-and ``np.median``; ``np.searchsorted``, ``np.unique``; ``np.nonzero``/``a.nonzero()``,
-``np.flatnonzero`` and ``np.argwhere`` of arrays of any rank (their length known only when the
-function runs: the flat indices of ``library.flatnonzero``, unravelled).
+"""Sorting: ``np.argsort``, ``np.sort``, ``a.argsort()``, ``a.sort()`` (in place) along any axis
+(``axis=None``: of the flattened array), and ``np.median``; ``np.searchsorted``, ``np.unique``;
+``np.nonzero``/``a.nonzero()``, ``np.flatnonzero`` and ``np.argwhere`` of arrays of any rank
+(their length known only when the function runs: the flat indices of ``library.flatnonzero``,
+unravelled).
 
 The indices come from ``library.argsort_stable`` (a merge sort in plain Python, compiled like a
 user's helper); a sort is the gather ``a[idx]``, so its derivative is the gather's (reverse
 mode scatters the adjoint back through the same permutation).  Equal elements keep their index
 order, as NumPy's ``kind="stable"``; NumPy's default quicksort may order equal elements
-otherwise, which only ``argsort`` shows.  NaN sorts last, as in NumPy.
+otherwise, which only ``argsort`` shows.  NaN sorts last, as in NumPy.  An N-D array is sorted
+line by line (``argsort_along``: the lines as the rows of a matrix, each sorted by the same
+merge sort, ``library.argsort_rows``); a 1-D one takes the 1-D routine as before.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from ...ir.ops import FloorDivI, ModI
+from ...errors import UnsupportedError, ZymaseTypeError
+from ...ir.ops import FloorDivI, ModI, Transpose
 from ...ir.types import I1, I64
-from ..emit import alloc, load, nest, store
-from ..library import argsort_stable, flatnonzero, median, searchsorted, unique
+from ..emit import alloc, load, nest, size_of, store
+from ..library import (
+    argsort_rows,
+    argsort_stable,
+    flatnonzero,
+    median,
+    searchsorted,
+    unique,
+)
 from ..typing import Array, PyObj, Scalar, Tup
 from .arrays import array_from_sequence, as_array, operand
-from .params import REQUIRED, bind, is_none, static
+from .params import REQUIRED, bind, const_int, is_none, norm_axis, static
 from .registry import add_methods, register_all
 from .shape import ravel, reshaped
 
@@ -65,28 +75,83 @@ def gather(lw, a: Array, idx: Array) -> Array:
 
 def _np_argsort(lw, args, kwargs, node):
     p = _params(lw, "np.argsort", args, kwargs, node, "a")
-    a = _one_dim(lw, as_array(lw, p["a"], "np.argsort", node), p["axis"], "np.argsort", node)
-    return argsort(lw, a, node)
+    a, axis = _line_axis(lw, as_array(lw, p["a"], "np.argsort", node), p["axis"], "np.argsort",
+                         node)
+    return argsort(lw, a, node) if axis is None else argsort_along(lw, a, axis, node)
 
 
 def _np_sort(lw, args, kwargs, node):
     p = _params(lw, "np.sort", args, kwargs, node, "a")
-    a = _one_dim(lw, as_array(lw, p["a"], "np.sort", node), p["axis"], "np.sort", node)
-    return gather(lw, a, argsort(lw, a, node))
+    a, axis = _line_axis(lw, as_array(lw, p["a"], "np.sort", node), p["axis"], "np.sort", node)
+    if axis is None:
+        return gather(lw, a, argsort(lw, a, node))
+    return gather_along(lw, a, axis, argsort_along(lw, a, axis, node))
 
 
 def _m_argsort(lw, a, args, kwargs, node):
     p = _params(lw, "ndarray.argsort", args, kwargs, node, None)
-    return argsort(lw, _one_dim(lw, a, p["axis"], "ndarray.argsort", node), node)
+    a, axis = _line_axis(lw, a, p["axis"], "ndarray.argsort", node)
+    return argsort(lw, a, node) if axis is None else argsort_along(lw, a, axis, node)
 
 
 def _m_sort(lw, a, args, kwargs, node):
     """``a.sort()``: sorted in place (through a sorted copy)."""
     p = _params(lw, "ndarray.sort", args, kwargs, node, None)
-    a = _one_dim(lw, a, p["axis"], "ndarray.sort", node)
-    s = gather(lw, a, argsort(lw, a, node))
+    if is_none(p["axis"]):
+        raise lw.err(ZymaseTypeError, "ndarray.sort(axis=None) is not allowed (as in NumPy): "
+                     "give an axis, or sort a flattened copy with np.sort(a, axis=None)", node)
+    line, axis = _line_axis(lw, a, p["axis"], "ndarray.sort", node)
+    if axis is None:
+        s = gather(lw, line, argsort(lw, line, node))
+    else:
+        s = gather_along(lw, line, axis, argsort_along(lw, line, axis, node))
     nest(lw, lw.dims(a), lambda i, acc: store(lw, load(lw, s, i), a, i))
     return PyObj(None)
+
+
+# ---------------------------------------------------------------------- sorting N-D arrays
+
+
+def _line_axis(lw, a: Array, axis, fname, node):
+    """(the array, the axis its lines run along) for a sort: axis None for a 1-D array (the
+    1-D routine), which ``axis=None`` makes of a flattened copy."""
+    if a.type.dtype.is_complex:
+        raise lw.err(UnsupportedError, f"{fname}() of complex numbers is not supported", node)
+    if is_none(axis):
+        return (a if a.type.ndim == 1 else ravel(lw, a)), None
+    ax = norm_axis(lw, const_int(lw, axis, f"{fname}(axis=)", node), a.type.ndim, node)
+    return a, (None if a.type.ndim == 1 else ax)
+
+
+def argsort_along(lw, a: Array, axis: int, node) -> Array:
+    """The indices sorting each line of ``a`` along ``axis`` (stable): the lines moved last
+    and flattened to the rows of a matrix (a copy where ``a`` is not contiguous so), each row
+    sorted by ``library.argsort_rows``, the result viewed back in ``a``'s axes."""
+    b = lw.b
+    nd = a.type.ndim
+    perm = [d for d in range(nd) if d != axis] + [axis]
+    moved = a if axis == nd - 1 else Array(b.op(Transpose, a.value, perm=perm))
+    dims = lw.dims(moved)
+    rows = reshaped(lw, moved, [size_of(lw, dims[:-1]), dims[-1]])
+    idx = reshaped(lw, lw.call_library(argsort_rows, [rows], node), dims)
+    if axis == nd - 1:
+        return idx
+    back = [perm.index(d) for d in range(nd)]
+    return Array(b.op(Transpose, idx.value, perm=back))
+
+
+def gather_along(lw, a: Array, axis: int, idx: Array) -> Array:
+    """``np.take_along_axis(a, idx, axis)`` for ``idx`` of ``a``'s shape (in range)."""
+    dims = lw.dims(a)
+    out = alloc(lw, a.type.dtype, dims)
+
+    def body(i, acc):
+        at = list(i)
+        at[axis] = load(lw, idx, i)
+        store(lw, load(lw, a, at), out, i)
+
+    nest(lw, dims, body, parallel=True)
+    return out
 
 
 def _np_median(lw, args, kwargs, node):
