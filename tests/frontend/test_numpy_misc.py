@@ -62,3 +62,24 @@ def test_every_draw_is_numpys(fn):
     for g, w in zip(got, want):
         assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
         np.testing.assert_array_equal(g, w)
+
+
+def _einsum_ellipsis(a, b, c):
+    return (np.einsum("...i,...i", a, a), np.einsum("...ij,...jk->...ik", b, c),
+            np.einsum("i...->...", a), np.einsum("...ij,jk", b, c[0]), np.einsum("...", a),
+            np.einsum("ij...,j->i...", b, c[0, :3, 0]), np.einsum("b...,b...->b...", b, b[:, :1]))
+
+
+def test_einsum_with_ellipsis():
+    rng = np.random.default_rng(4)
+    a, b, c = rng.standard_normal((3, 4)), rng.standard_normal((2, 3, 4)), rng.standard_normal(
+        (2, 4, 5))
+    check(_einsum_ellipsis, a, b, c)
+
+    def loss(b, c):
+        return np.sum(np.sin(np.einsum("...ij,...jk->...ik", b, c)))
+
+    g = zymase.grad(loss, argnums=(0, 1))(b, c)
+    for k in range(2):
+        np.testing.assert_allclose(g[k], central_differences(loss, (b, c), k), rtol=1e-6,
+                                   atol=1e-8)

@@ -14,7 +14,8 @@ implicit ``"ij,jk"``, whose output is the letters seen once, in alphabetical ord
   against writes (``copies.py``).
 
 Sizes follow NumPy: each letter has one size, size-1 dims broadcast (checked at run time).
-Derivatives come from the ops this lowers to.  ``...`` (broadcast dims) is refused.
+``...`` stands for the dims the letters do not name (``expand_ellipsis`` writes it out as
+letters).  Derivatives come from the ops this lowers to.
 """
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ def _einsum(lw, args, kwargs, node):
     if not args or not (isinstance(args[0], PyObj) and isinstance(args[0].obj, str)):
         raise lw.err(UnsupportedError, "np.einsum needs its subscripts as a constant string "
                      "first (the form with lists of axes is not supported)", node)
-    if "..." in args[0].obj:
-        raise lw.err(UnsupportedError, "np.einsum with '...' (broadcast dims) is not supported",
-                     node)
     ops = [as_array(lw, v, "np.einsum", node) for v in args[1:]]
-    terms, out = parse(args[0].obj, [a.type.ndim for a in ops], lambda msg: lw.err(
-        ZymaseValueError, f"np.einsum('{args[0].obj}'): {msg}", node))
+
+    def fail(msg):
+        return lw.err(ZymaseValueError, f"np.einsum('{args[0].obj}'): {msg}", node)
+
+    subscripts = expand_ellipsis(args[0].obj, [a.type.ndim for a in ops], fail)
+    terms, out = parse(subscripts, [a.type.ndim for a in ops], fail)
     if len(ops) == 1 and set(terms[0]) == set(out):  # nothing summed
         return _permuted(lw, ops[0], terms[0], out)
     if len(ops) == 2:
@@ -52,6 +54,37 @@ def _einsum(lw, args, kwargs, node):
         if product is not None:
             return product
     return _loops(lw, terms, out, ops, node)
+
+
+def expand_ellipsis(subscripts: str, ndims: list[int], fail) -> str:
+    """The subscripts with each ``...`` written out as letters no term uses: an operand's
+    ``...`` stands for its dims the letters do not name, right-aligned with the others'
+    (they broadcast); the output has them all, first when it is implicit (NumPy's rule)."""
+    s = subscripts.replace(" ", "")
+    if "..." not in s:
+        return s
+    ins, arrow, out = s.partition("->")
+    terms = ins.split(",")
+    if len(terms) != len(ndims):
+        raise fail(f"{len(terms)} operand(s) in the subscripts, {len(ndims)} given")
+    named = set(s) - {".", ",", "-", ">"}
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in named]
+    counts = []
+    for term, nd in zip(terms, ndims):
+        k = nd - len(term.replace("...", "")) if "..." in term else 0
+        if k < 0 or term.count("...") > 1:
+            raise fail(f"'{term}' does not fit an operand with {nd} dims")
+        counts.append(k)
+    most = max(counts)
+    letters = "".join(free[:most])
+    terms = [t.replace("...", letters[most - k:]) for t, k in zip(terms, counts)]
+    if arrow:
+        out = out.replace("...", letters)
+    else:
+        rest = "".join(terms).replace(" ", "")
+        out = letters + "".join(sorted(c for c in set(rest) - set(letters)
+                                       if rest.count(c) == 1))
+    return ",".join(terms) + "->" + out
 
 
 def parse(subscripts: str, ndims: list[int], fail) -> tuple[list[str], str]:
