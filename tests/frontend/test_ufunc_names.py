@@ -225,3 +225,32 @@ def test_shifts_of_arrays_and_numbers():
     test_small_ints.py)"""
     check(_shift_arrays, np.arange(3))
     check(_shift_numbers, 5)
+
+
+def _where_masks(a, b):
+    out = np.zeros(a.shape)
+    np.add(a, b, out=out, where=a > 0)
+    flags = np.full(a.shape, 7)
+    np.less(a, b, out=(flags,), where=np.arange(a.shape[0]) % 2 == 0)
+    return out, flags
+
+
+def _where_loss(a, b):
+    out = a * 1.0
+    np.multiply(a, b, out=out, where=a > 0)
+    return np.sum(out ** 2)
+
+
+def _where_without_out(a):
+    return np.add(a, a, where=a > 0)
+
+
+def test_where_masks():
+    a, b = np.array([1.0, -1.0, 2.0, -3.0]), np.array([0.5, 1.0, 3.0, 1.0])
+    check(_where_masks, a, b)
+    ga, gb = zymase.grad(_where_loss, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, 2 * a * np.where(a > 0, b * b, 1.0))
+    np.testing.assert_allclose(gb, 2 * a * a * b * (a > 0))
+    with pytest.raises(ZymaseError, match="where=.*without out=") as e:
+        zymase.jit(_where_without_out)(a)
+    assert "test_ufunc_names.py:" in str(e.value)

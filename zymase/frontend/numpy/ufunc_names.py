@@ -21,7 +21,7 @@ import ast
 import numpy as np
 
 from ...errors import ZymaseTypeError
-from ...ir.ops import AndI, Assert, CmpI, Load, Not, OrI, Store, XorI
+from ...ir.ops import AndI, Assert, CmpI, Load, Not, OrI, Select, Store, XorI
 from ...ir.types import I1
 from ..emit import alloc, load, nest, store
 from ..typing import Array, PyObj, Scalar, Tup
@@ -41,11 +41,15 @@ LOGICAL = {np.logical_and: AndI, np.logical_or: OrI, np.logical_xor: XorI}
 
 
 def _operands(lw, name, args, kwargs, n, node):
-    """The ``n`` operands of ``np.<name>(...)`` and its ``out=`` array (or None)."""
+    """The ``n`` operands of ``np.<name>(...)`` and its destination: None, or (the ``out=``
+    array, the ``where=`` mask or None)."""
     out = kwargs.pop("out", None)
+    where = kwargs.pop("where", None)
+    if isinstance(out, Tup) and len(out.items) == 1:  # out=(a,), NumPy's tuple form
+        out = out.items[0]
     if kwargs:
         raise lw.err(ZymaseTypeError, f"np.{name}() takes no keyword arguments "
-                     f"{sorted(kwargs)} in compiled code (out= is supported)", node)
+                     f"{sorted(kwargs)} in compiled code (out= and where= are supported)", node)
     if len(args) == n + 1 and out is None:
         *args, out = args
     if len(args) != n:
@@ -54,19 +58,33 @@ def _operands(lw, name, args, kwargs, n, node):
     if out is not None and not isinstance(out, Array):
         raise lw.err(ZymaseTypeError, f"np.{name}(out=...) needs an array, not "
                      f"{lw.describe(out)}", node)
-    return [as_operand(lw, a, node) for a in args], out
+    if where is not None and out is None:
+        raise lw.err(ZymaseTypeError, f"np.{name}(where=...) without out= leaves the other "
+                     "elements undefined (as in NumPy): pass out= (the array they keep)", node)
+    operands = [as_operand(lw, a, node) for a in args]
+    return operands, None if out is None else (out, None if where is None else
+                                               as_operand(lw, where, node))
 
 
-def _finish(lw, result, out, name, node):
-    """A strong NumPy scalar, or the result written into ``out``."""
-    if out is None:
+def _finish(lw, result, dest, name, node):
+    """A strong NumPy scalar, or the result written into ``out`` (where ``where`` is true)."""
+    if dest is None:
         return Scalar(result.value, False) if isinstance(result, Scalar) else result
+    out, where = dest
     got = sdtype(result).type
     want = out.type.dtype
     if not np.can_cast(got.np_dtype, want.np_dtype, casting="same_kind"):
         raise lw.err(ZymaseTypeError, f"np.{name}(out=...): cannot cast the {got.np_dtype} "
                      f"result to the {want.np_dtype} array (casting rule 'same_kind')", node)
-    map_elements(lw, [result], lambda x: x, None, node, out=out)
+    if where is None:
+        map_elements(lw, [result], lambda x: x, None, node, out=out)
+        return out
+
+    def keep(x, w, old):  # the result where the mask is true, the old element elsewhere
+        return Scalar(lw.b.op(Select, lw.truth(w, node).value, lw.b.cast(x.value, want),
+                              old.value), False)
+
+    map_elements(lw, [result, where, out], keep, None, node, out=out)
     return out
 
 
