@@ -176,6 +176,18 @@ def test_svd_pinv_lstsq_match_numpy(shape):
         np.testing.assert_allclose(got[k], want[k], rtol=1e-8, atol=1e-10)
 
 
+def _singular_values_loss(a):
+    s = np.linalg.svd(a, compute_uv=False)
+    return np.sum(s ** 3) + np.sum(np.linalg.pinv(a) ** 2)
+
+
+def test_singular_values_derivatives():  # (the full factors' rule: test_svd_derivatives, slow)
+    a = np.random.default_rng(5).standard_normal((5, 3))
+    g = zymase.grad(_singular_values_loss)(a)
+    np.testing.assert_allclose(g, central_differences(_singular_values_loss, (a,), 0), rtol=1e-5,
+                               atol=1e-6)
+
+
 def _svd_loss(a):
     u, s, vt = np.linalg.svd(a, full_matrices=False)
     return (np.sum(s ** 2 * np.arange(1.0, s.shape[0] + 1.0)) + np.sum(np.sin(u * u) @ (vt * vt))
@@ -183,6 +195,7 @@ def _svd_loss(a):
                                                      ** 3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(6, 3), (3, 5)])
 def test_svd_derivatives(shape):
     a = np.random.default_rng(5).standard_normal(shape)

@@ -68,8 +68,9 @@ ALL = (linear, linear_shapes, linear_types, int_q, other_methods, midpoints)
 
 @pytest.mark.parametrize("dtype,fns", [
     (np.float64, ALL),
-    (np.float32, (linear, linear_types, midpoints)),
-    (np.int64, (linear, linear_types, int_q, other_methods)),
+    pytest.param(np.float32, (linear, linear_types, midpoints), marks=pytest.mark.slow),
+    pytest.param(np.int64, (linear, linear_types, int_q, other_methods),
+                 marks=pytest.mark.slow),
 ])  # fmt: skip
 def test_against_numpy(dtype, fns):
     for fn in fns:
