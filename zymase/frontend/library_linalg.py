@@ -13,15 +13,32 @@ rule too), so neither mode differentiates the elimination loops:
 * ``qr`` (reduced, m >= n): the rule of Walter and Lehmann / JAX's ``qr_jvp_rule``.
 
 The inputs arrive as float64 (the handlers in ``numpy/linalg.py`` convert) and are square where
-the routine needs it.  The algorithms: right-looking Cholesky; LU with partial pivoting
-(``library.lu_solve``'s); cyclic Jacobi rotations for ``eigh`` (accurate to a few ulps for
-symmetric matrices; O(n^3) per sweep, a handful of sweeps); modified Gram-Schmidt, twice, for
-``qr``.
+the routine needs it.  The factorizations themselves: Cholesky, eigh, QR and SVD are NumPy's
+LAPACK (``lapack``: a ``host.call``; NumPy's values to the last bit, signs of eigenvectors and
+singular vectors included, and LAPACK's blocked speed: own compiled routines measured 4x-100x
+slower at n = 200, ``benchmarks/bench_numpy_library.py``); the determinant and ``solve``/``inv``
+use LU with partial pivoting compiled from ``lu`` and ``library.lu_solve`` (at NumPy's speed for
+small matrices, and usable where Python cannot be called back).  The derivative rules run as
+compiled code (matrix products and triangular solves).
 """
 
 import numpy as np
 
 from ..lang import custom_vjp, outline
+
+
+def lapack(name, a):
+    """NumPy's LAPACK factorization ``name`` of the float64 matrix ``a`` (compiled: a
+    ``host.call`` of ``ir/host.py``'s ``lapack``, ``numpy/linalg.py`` allocates the results):
+    ``"cholesky"`` L, ``"eigh"`` (w, V) of the lower triangle, ``"qr"`` reduced (Q, R),
+    ``"svd"`` reduced (U, s, V^T)."""
+    if name == "cholesky":
+        return np.linalg.cholesky(a)
+    if name == "eigh":
+        return np.linalg.eigh(a)
+    if name == "qr":
+        return np.linalg.qr(a)
+    return np.linalg.svd(a, full_matrices=False)
 
 
 def solve_lower(low, b):
@@ -78,24 +95,9 @@ def _to_lower(s):
 
 @custom_vjp
 def cholesky(a):
-    """L lower triangular with ``L @ L.T == a`` (``a``'s lower triangle); LinAlgError when ``a``
-    is not positive definite, as NumPy."""
-    n = a.shape[0]
-    low = np.zeros((n, n))
-    for j in range(n):
-        s = a[j, j]
-        for k in range(j):
-            s -= low[j, k] * low[j, k]
-        if not s > 0.0:
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
-        d = np.sqrt(s)
-        low[j, j] = d
-        for i in range(j + 1, n):
-            t = a[i, j]
-            for k in range(j):
-                t -= low[i, k] * low[j, k]
-            low[i, j] = t / d
-    return low
+    """L lower triangular with ``L @ L.T == a`` (``a``'s lower triangle): LAPACK's potrf;
+    LinAlgError when ``a`` is not positive definite, as NumPy."""
+    return lapack("cholesky", a)
 
 
 def _cholesky_fwd(a):
@@ -251,52 +253,9 @@ logabsdet.defvjp(_logabsdet_fwd, _logabsdet_bwd)
 logabsdet.defjvp(_logabsdet_jvp)
 
 
-@outline
 def _jacobi_eigh(a):
-    """(w ascending, V) of the symmetric matrix of ``a``'s lower triangle: cyclic Jacobi
-    rotations until the off-diagonal part is negligible."""
-    n = a.shape[0]
-    m = _sym_lower(a)
-    v = np.eye(n)
-    scale = 0.0
-    for i in range(n):
-        for j in range(n):
-            scale += m[i, j] * m[i, j]
-    for _sweep in range(60):
-        off = 0.0
-        for i in range(n):
-            for j in range(i + 1, n):
-                off += m[i, j] * m[i, j]
-        if off <= 1e-32 * scale or off == 0.0:
-            break
-        for p in range(n - 1):
-            for q in range(p + 1, n):
-                apq = m[p, q]
-                if apq != 0.0:
-                    theta = (m[q, q] - m[p, p]) / (2.0 * apq)
-                    t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                    if theta < 0.0:
-                        t = -t
-                    c = 1.0 / np.sqrt(t * t + 1.0)
-                    s = t * c
-                    for k in range(n):  # columns p, q
-                        mkp = m[k, p]
-                        mkq = m[k, q]
-                        m[k, p] = c * mkp - s * mkq
-                        m[k, q] = s * mkp + c * mkq
-                    for k in range(n):  # rows p, q
-                        mpk = m[p, k]
-                        mqk = m[q, k]
-                        m[p, k] = c * mpk - s * mqk
-                        m[q, k] = s * mpk + c * mqk
-                    for k in range(n):
-                        vkp = v[k, p]
-                        vkq = v[k, q]
-                        v[k, p] = c * vkp - s * vkq
-                        v[k, q] = s * vkp + c * vkq
-    w = np.diag(m).copy()
-    order = np.argsort(w)
-    return w[order], v[:, order]
+    """(w ascending, V) of the symmetric matrix of ``a``'s lower triangle: LAPACK's syevd."""
+    return lapack("eigh", a)
 
 
 @custom_vjp
@@ -304,13 +263,6 @@ def eigh_values(a):
     """The eigenvalues of the symmetric matrix of ``a``'s lower triangle, ascending."""
     w, v = _jacobi_eigh(a)
     return w
-
-
-@custom_vjp
-def eigh_vectors(a):
-    """The eigenvectors (columns) matching ``eigh_values``."""
-    w, v = _jacobi_eigh(a)
-    return v
 
 
 def _eigh_fwd(a):
@@ -334,89 +286,47 @@ def _gaps(w):
     return f
 
 
-def _eigh_vectors_fwd(a):
-    w, v = _jacobi_eigh(a)
-    return v, (w, v)
-
-
-def _eigh_vectors_bwd(res, ct):
-    w, v = res
-    s = v @ ((_gaps(w) * (v.T @ ct)) @ v.T)
-    return (_to_lower(0.5 * (s + s.T)),)
-
-
 def _eigh_values_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     w, v = _jacobi_eigh(a)
     return w, np.diag(v.T @ _sym_lower(da) @ v).copy()
 
 
-def _eigh_vectors_jvp(primals, tangents):
+@custom_vjp
+def eigh(a):
+    """(w, V) of the symmetric matrix of ``a``'s lower triangle, one LAPACK call for both."""
+    return _jacobi_eigh(a)
+
+
+def _eigh_pair_fwd(a):
+    w, v = _jacobi_eigh(a)
+    return (w, v), (w, v)
+
+
+def _eigh_pair_bwd(res, ct):
+    w, v = res
+    wb, vb = ct
+    s = (v * wb) @ v.T + v @ ((_gaps(w) * (v.T @ vb)) @ v.T)
+    return (_to_lower(0.5 * (s + s.T)),)
+
+
+def _eigh_pair_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     w, v = _jacobi_eigh(a)
-    return v, v @ (_gaps(w) * (v.T @ _sym_lower(da) @ v))
+    p = v.T @ _sym_lower(da) @ v
+    return (w, v), (np.diag(p).copy(), v @ (_gaps(w) * p))
 
 
+eigh.defvjp(_eigh_pair_fwd, _eigh_pair_bwd)
+eigh.defjvp(_eigh_pair_jvp)
 eigh_values.defvjp(_eigh_fwd, _eigh_values_bwd)
 eigh_values.defjvp(_eigh_values_jvp)
-eigh_vectors.defvjp(_eigh_vectors_fwd, _eigh_vectors_bwd)
-eigh_vectors.defjvp(_eigh_vectors_jvp)
 
 
-@outline
 def _householder_qr(a):
-    """(Q of shape (m, n), R of shape (n, n)) of ``a`` (m >= n) by Householder reflections as
-    LAPACK's geqrf/orgqr make them (beta = -sign(alpha) |x|; no reflection for a column already
-    zero below the diagonal), so the signs of R's diagonal are NumPy's."""
-    m = a.shape[0]
-    n = a.shape[1]
-    r = a.copy()
-    vs = np.zeros((m, n))
-    taus = np.zeros(n)
-    for k in range(n):
-        alpha = r[k, k]
-        below = 0.0
-        for i in range(k + 1, m):
-            below += r[i, k] * r[i, k]
-        if below != 0.0:
-            norm = np.sqrt(alpha * alpha + below)
-            beta = -norm if alpha >= 0.0 else norm
-            tau = (beta - alpha) / beta
-            scale = 1.0 / (alpha - beta)
-            vs[k, k] = 1.0
-            for i in range(k + 1, m):
-                vs[i, k] = r[i, k] * scale
-            taus[k] = tau
-            for j in range(k, n):  # r[k:, j] -= tau v (v . r[k:, j])
-                d = 0.0
-                for i in range(k, m):
-                    d += vs[i, k] * r[i, j]
-                d *= tau
-                for i in range(k, m):
-                    r[i, j] -= d * vs[i, k]
-            r[k, k] = beta
-            for i in range(k + 1, m):
-                r[i, k] = 0.0
-    q = np.zeros((m, n))
-    for i in range(n):
-        q[i, i] = 1.0
-    for k in range(n - 1, -1, -1):  # Q = H_0 H_1 ... H_{n-1} applied to I's first n columns
-        if taus[k] != 0.0:
-            for j in range(n):
-                d = 0.0
-                for i in range(k, m):
-                    d += vs[i, k] * q[i, j]
-                d *= taus[k]
-                for i in range(k, m):
-                    q[i, j] -= d * vs[i, k]
-    return q, np.triu(r[:n, :])
-
-
-@custom_vjp
-def qr_q(a):
-    """Q of the reduced QR factorization (m >= n)."""
-    q, r = _householder_qr(a)
-    return q
+    """(Q of shape (m, n), R of shape (n, n)) of ``a`` (m >= n): LAPACK's geqrf/orgqr
+    (Householder reflections: NumPy's Q and R, signs included)."""
+    return lapack("qr", a)
 
 
 @custom_vjp
@@ -445,16 +355,6 @@ def _qr_bwd(q, r, qbar, rbar):
     return solve_upper(r, b.T.copy()).T  # b R^-T: R (b R^-T)^T = b^T
 
 
-def _qr_q_fwd(a):
-    q, r = _householder_qr(a)
-    return q, (q, r)
-
-
-def _qr_q_bwd(res, ct):
-    q, r = res
-    return (_qr_bwd(q, r, ct, np.zeros(r.shape)),)
-
-
 def _qr_r_fwd(a):
     q, r = _householder_qr(a)
     return r, (q, r)
@@ -465,83 +365,44 @@ def _qr_r_bwd(res, ct):
     return (_qr_bwd(q, r, np.zeros(q.shape), ct),)
 
 
-def _qr_q_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    q, r, dq, dr = _qr_tangents(a, da)
-    return q, dq
-
-
 def _qr_r_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     q, r, dq, dr = _qr_tangents(a, da)
     return r, dr
 
 
-qr_q.defvjp(_qr_q_fwd, _qr_q_bwd)
-qr_q.defjvp(_qr_q_jvp)
+@custom_vjp
+def qr(a):
+    """(Q, R) of the reduced QR factorization (m >= n), one LAPACK call for both."""
+    return _householder_qr(a)
+
+
+def _qr_pair_fwd(a):
+    q, r = _householder_qr(a)
+    return (q, r), (q, r)
+
+
+def _qr_pair_bwd(res, ct):
+    q, r = res
+    qb, rb = ct
+    return (_qr_bwd(q, r, qb, rb),)
+
+
+def _qr_pair_jvp(primals, tangents):
+    q, r, dq, dr = _qr_tangents(primals[0], tangents[0])
+    return (q, r), (dq, dr)
+
+
+qr.defvjp(_qr_pair_fwd, _qr_pair_bwd)
+qr.defjvp(_qr_pair_jvp)
 qr_r.defvjp(_qr_r_fwd, _qr_r_bwd)
 qr_r.defjvp(_qr_r_jvp)
 
 
-@outline
-def _jacobi_svd(a):
-    """(U of shape (m, n), s descending, V of shape (n, n)) with ``a = U diag(s) V^T``, m >= n:
-    one-sided Jacobi rotations (Hestenes) on the columns until they are orthogonal.  A zero
-    singular value leaves a zero column in U."""
-    m = a.shape[0]
-    n = a.shape[1]
-    u = a.copy()
-    v = np.eye(n)
-    for _sweep in range(60):
-        rotated = False
-        for p in range(n - 1):
-            for q in range(p + 1, n):
-                alpha = 0.0
-                beta = 0.0
-                gamma = 0.0
-                for i in range(m):
-                    alpha += u[i, p] * u[i, p]
-                    beta += u[i, q] * u[i, q]
-                    gamma += u[i, p] * u[i, q]
-                if gamma != 0.0 and abs(gamma) > 1e-15 * np.sqrt(alpha * beta):
-                    rotated = True
-                    zeta = (beta - alpha) / (2.0 * gamma)
-                    t = 1.0 / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
-                    if zeta < 0.0:
-                        t = -t
-                    c = 1.0 / np.sqrt(1.0 + t * t)
-                    s = c * t
-                    for i in range(m):
-                        up = u[i, p]
-                        uq = u[i, q]
-                        u[i, p] = c * up - s * uq
-                        u[i, q] = s * up + c * uq
-                    for i in range(n):
-                        vp = v[i, p]
-                        vq = v[i, q]
-                        v[i, p] = c * vp - s * vq
-                        v[i, q] = s * vp + c * vq
-        if not rotated:
-            break
-    sv = np.zeros(n)
-    for j in range(n):
-        t = 0.0
-        for i in range(m):
-            t += u[i, j] * u[i, j]
-        sv[j] = np.sqrt(t)
-        if sv[j] > 0.0:
-            for i in range(m):
-                u[i, j] /= sv[j]
-    order = np.argsort(-sv)
-    return u[:, order], sv[order], v[:, order]
-
-
 def _svd(a):
-    """The reduced SVD of any real matrix (a wide one through its transpose)."""
-    if a.shape[0] >= a.shape[1]:
-        return _jacobi_svd(a)
-    v, s, u = _jacobi_svd(a.T.copy())
-    return u, s, v
+    """(U, s descending, V) of the reduced SVD of a real matrix: LAPACK's gesdd."""
+    u, s, vt = lapack("svd", a)
+    return u, s, vt.T.copy()
 
 
 def _svd_gaps(s):

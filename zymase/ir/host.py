@@ -65,6 +65,25 @@ def _fft(x, n, out, *, kind: str):
     out[...] = getattr(np.fft, name)(x, n=int(n), axis=-1, norm=norm)
 
 
+# ---------------------------------------------------------------------- LAPACK
+
+
+@host("lapack")
+def _lapack(a, *outs, name: str):
+    """NumPy's LAPACK factorization ``name`` of ``a`` into ``outs``: cholesky (L), eigh (w, V;
+    the lower triangle), qr (reduced Q, R), svd (reduced U, s, V^T)."""
+    if name == "cholesky":
+        res = (np.linalg.cholesky(a),)
+    elif name == "eigh":
+        res = np.linalg.eigh(a)
+    elif name == "qr":
+        res = np.linalg.qr(a)
+    else:
+        res = np.linalg.svd(a, full_matrices=False)
+    for out, r in zip(outs, res, strict=True):
+        out[...] = r
+
+
 # ---------------------------------------------------------------------- random
 
 

@@ -37,7 +37,7 @@ from ...ir.ops import (
 )
 from ...ir.types import C64, C128, F32, F64, I32, I64, ArrayType
 from .. import library, library_linalg
-from ..emit import alloc, arith, check, load, nest, store
+from ..emit import alloc, arith, check, host_call, load, nest, store
 from ..typing import Array, Scalar, Tup, result_type
 from .arrays import (
     array_from_sequence,
@@ -323,9 +323,12 @@ def _factorization(name):
             return call(library_linalg.det, a)
         if name == "slogdet":
             return Tup((call(library_linalg.slogdet_sign, a), call(library_linalg.logabsdet, a)))
-        if name in ("eigh", "eigvalsh"):
-            w = call(library_linalg.eigh_values, a)
-            return w if name == "eigvalsh" else Tup((w, call(library_linalg.eigh_vectors, a)))
+        if name == "eigvalsh":
+            return call(library_linalg.eigh_values, a)
+        if name == "eigh":
+            w, v = lw.call_library(library_linalg.eigh, [a], node).items
+            return Tup((_like_input(lw, w, given.type.dtype, node),
+                        _like_input(lw, v, given.type.dtype, node)))
         mode = static(lw, p["mode"])
         if mode not in ("reduced", "r"):
             raise lw.err(UnsupportedError, f"np.linalg.qr(mode={mode!r}) is not supported; "
@@ -333,16 +336,33 @@ def _factorization(name):
         d0, d1 = lw.dims(a)
         check(lw, lw.b.op(CmpI, d0, d1, pred="ge"), "LinAlgError",
               "np.linalg.qr() in compiled code needs at least as many rows as columns")
-        r = call(library_linalg.qr_r, a)
-        return r if mode == "r" else Tup((call(library_linalg.qr_q, a), r))
+        if mode == "r":
+            return call(library_linalg.qr_r, a)
+        q, r = lw.call_library(library_linalg.qr, [a], node).items
+        return Tup((_like_input(lw, q, given.type.dtype, node),
+                    _like_input(lw, r, given.type.dtype, node)))
 
     return h
 
 
+def _lapack(lw, args, kwargs, node):
+    """``library_linalg.lapack(name, a)``: the results allocated here, filled by NumPy's LAPACK
+    (``ir/host.py``'s ``lapack``)."""
+    name, a = static(lw, args[0]), args[1]
+    b = lw.b
+    m, n = lw.dims(a)
+    k = b.op(MinI, m, n)
+    shapes = {"cholesky": [[m, n]], "eigh": [[n], [n, n]], "qr": [[m, k], [k, n]],
+              "svd": [[m, k], [k], [k, n]]}[name]
+    outs = [alloc(lw, F64, dims) for dims in shapes]
+    host_call(lw, "lapack", [a.value, *(o.value for o in outs)],
+              writes=list(range(1, len(outs) + 1)), name=name)
+    return outs[0] if len(outs) == 1 else Tup(tuple(outs))
+
+
 def _svd(lw, args, kwargs, node):
-    """``np.linalg.svd`` of a real matrix (one-sided Jacobi, ``library_linalg.py``): the reduced
-    factors, or all of them for a square matrix; signs of the singular vectors may differ from
-    LAPACK's (each pair (u_i, v_i) is defined up to a common sign)."""
+    """``np.linalg.svd`` of a real matrix (NumPy's LAPACK, ``library_linalg.py``, with the
+    derivative rules there): the reduced factors, or all of them for a square matrix."""
     p = bind(lw, "np.linalg.svd", args, kwargs, node,
              [("a", REQUIRED), ("full_matrices", True), ("compute_uv", True),
               ("hermitian", False)])
@@ -652,6 +672,7 @@ register_all(
         np.linalg.eigvalsh: _factorization("eigvalsh"),
         np.linalg.qr: _factorization("qr"),
         np.linalg.svd: _svd,
+        library_linalg.lapack: _lapack,
         np.linalg.svdvals: _svdvals,
         np.linalg.pinv: _pinv,
         np.linalg.matrix_rank: _matrix_rank,
