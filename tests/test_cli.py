@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
+import pytest
+
+import zymase
 from zymase.cli import main
 
 SOURCE = textwrap.dedent("""
@@ -79,3 +83,16 @@ def test_demo_runs_and_checks_everything(capsys):
     assert "MISMATCH" not in out
     assert "reverse-mode gradients, checked against central differences of CPython" in out
     assert out.count(" ok\n") == 10 and "10 passed, 0 failed" in out
+
+
+def test_version_and_no_command(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"zymase {zymase.__version__}"
+    assert main([]) == 2  # no command: help on stderr, a usage error's exit status
+    assert "usage: zymase" in capsys.readouterr().err
+
+
+def test_the_package_is_typed():
+    assert os.path.exists(os.path.join(os.path.dirname(zymase.__file__), "py.typed"))

@@ -22,6 +22,7 @@ from .api.grad import grad
 from .api.jit import EXPLAINED, explain, jit
 from .demo.examples import EXAMPLES, GRADIENTS
 from .errors import ZymaseError
+from .version import __version__
 
 
 def _best(fn, args, budget=0.3, max_reps=1000):
@@ -135,6 +136,7 @@ def explain_command(target: str, arg_exprs, stages, llvm: bool, transform: str =
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="zymase", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"zymase {__version__}")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="compile and run the shipped examples")
     ex = sub.add_parser("explain", help="print a function's IR after each compiler stage")
@@ -157,8 +159,8 @@ def main(argv=None) -> int:
     if args.command == "explain":
         return explain_command(args.target, args.args, args.stages, args.llvm, args.transform,
                                tuple(int(k) for k in args.argnums.split(",")), args.backend)
-    parser.print_help()
-    return 0
+    parser.print_help(sys.stderr)  # (no command: a usage error, as argparse's own exit 2)
+    return 2
 
 
 if __name__ == "__main__":
