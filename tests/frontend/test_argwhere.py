@@ -31,7 +31,7 @@ def sample(shape, dtype, seed=0):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow),
-                                   np.int64, np.bool_])
+                                   np.int64, pytest.param(np.bool_, marks=pytest.mark.slow)])
 def test_against_numpy(dtype):
     for seed, shape in enumerate([(3, 4), (1, 5), (4, 1), (6, 6)]):
         check(found, sample(shape, dtype, seed))

@@ -21,7 +21,8 @@ def sample(shape, dtype, seed=0):
     return np.round(rng.standard_normal(shape) * 4, 1).astype(dtype)
 
 
-DTYPES = [np.float64, pytest.param(np.float32, marks=pytest.mark.slow), np.int64, np.bool_]
+DTYPES = [np.float64, pytest.param(np.float32, marks=pytest.mark.slow), np.int64,
+          pytest.param(np.bool_, marks=pytest.mark.slow)]
 SLOW_F32 = pytest.param(np.float32, marks=pytest.mark.slow)  # (compiles as float64 does)
 EVERY_OTHER = slice(1, None, 2)  # (a slice object: known when compiling)
 BACKWARDS = slice(None, None, -3)

@@ -20,7 +20,7 @@ def sample(shape, dtype, seed=0):
     return np.round(rng.standard_normal(shape) * 4, 1).astype(dtype)
 
 
-DTYPES = [np.float64, np.float32, np.int64]
+DTYPES = [np.float64, pytest.param(np.float32, marks=pytest.mark.slow), np.int64]
 
 
 def crosses(a, b):

@@ -46,7 +46,7 @@ def check(fn, *args, tol=None):
 
 RNG = np.random.default_rng(20240601)
 SHAPES = [(), (7,), (3, 4)]
-DTYPES = [np.float64, np.float32, np.int64]
+DTYPES = [np.float64, pytest.param(np.float32, marks=pytest.mark.slow), np.int64]
 
 
 def sample(shape, dtype, lo, hi):
@@ -97,7 +97,8 @@ PAIRS = [((), ()), ((6,), (6,)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3))]
 
 
 @pytest.mark.parametrize("shapes", PAIRS)
-@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32),
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64),
+                                    pytest.param((np.float32, np.float32), marks=pytest.mark.slow),
                                     (np.float32, np.float64), (np.int64, np.int64)])
 def test_xlogy_against_scipy(shapes, dtypes):
     x = sample(shapes[0], dtypes[0], -3.0, 3.0)

@@ -40,7 +40,8 @@ def sorted_3d(a):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow),
-                                   np.int64, pytest.param(np.bool_, marks=pytest.mark.slow)])
+                                   pytest.param(np.int64, marks=pytest.mark.slow),
+                                   pytest.param(np.bool_, marks=pytest.mark.slow)])
 def test_against_numpy(dtype):
     check(sorted_2d, sample((5, 7), dtype))
     check(sorted_2d, sample((1, 3), dtype, 1))

@@ -20,6 +20,7 @@ from . import arrays, host, ops, tape  # noqa: F401  (each fills the emitter tab
 from .alias import AliasScopes
 from .matmul import blas_declarations, kernel_name, matmul_kernels
 from .parallel import emit_parallel
+from .runtime import int_runtime
 from .table import OP_EMITTERS
 from .target import GENERIC, Target
 from .types import ltype
@@ -71,6 +72,14 @@ class ModuleEmitter:
             return None
         self.sites.append(op)
         return len(self.sites) - 1
+
+    def request_int_runtime(self, t) -> None:
+        """Emit once the floor division/modulo/power functions of an int type other than i64
+        and i32 (the runtime module has those two)."""
+        name = f"int.{t}"
+        if str(t) not in ("i64", "i32") and name not in self._kernels:
+            self._kernels.add(name)
+            self.funcs.append(int_runtime(t))
 
     def request_matmul(self, ranks: tuple[int, int], dtype: str, acc: bool) -> str:
         """The name of the matrix-product kernel for ``ranks`` and ``dtype`` (``acc``: adding to

@@ -206,6 +206,7 @@ def _int_div(em, op):
     t = op.results[0].type
     lt = ltype(t)
     a, b = _ops(em, op)
+    em.mod.request_int_runtime(t)
     if isinstance(op, PowI):
         if not t.unsigned:
             ok = em.assign(f"icmp sge {lt} {b}, 0")

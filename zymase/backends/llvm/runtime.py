@@ -412,9 +412,14 @@ pos:
 """
 
 
+def int_runtime(t) -> str:
+    """The floor division, modulo and power functions of int type ``t`` (i16, u8, ...)."""
+    return INT_TEMPLATE.format(t="i" + str(t)[1:], n=str(t))
+
+
 def runtime_ir() -> str:
     parts = [HEADER, _special_ir(), TAPE_RUNTIME]
-    for n in ("i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"):
+    for n in ("i64", "i32"):  # (the other int types' copies: ``int_runtime``, when used)
         parts.append(INT_TEMPLATE.format(t="i" + n[1:], n=n))
     for t, n in (("double", "f64"), ("float", "f32")):
         parts.append(FLOAT_TEMPLATE.format(t=t, n=n, s=n))
