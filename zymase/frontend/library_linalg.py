@@ -253,7 +253,7 @@ logabsdet.defvjp(_logabsdet_fwd, _logabsdet_bwd)
 logabsdet.defjvp(_logabsdet_jvp)
 
 
-def _jacobi_eigh(a):
+def _lapack_eigh(a):
     """(w ascending, V) of the symmetric matrix of ``a``'s lower triangle: LAPACK's syevd."""
     return lapack("eigh", a)
 
@@ -261,12 +261,12 @@ def _jacobi_eigh(a):
 @custom_vjp
 def eigh_values(a):
     """The eigenvalues of the symmetric matrix of ``a``'s lower triangle, ascending."""
-    w, v = _jacobi_eigh(a)
+    w, v = _lapack_eigh(a)
     return w
 
 
 def _eigh_fwd(a):
-    w, v = _jacobi_eigh(a)
+    w, v = _lapack_eigh(a)
     return w, (w, v)
 
 
@@ -288,18 +288,18 @@ def _gaps(w):
 
 def _eigh_values_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
-    w, v = _jacobi_eigh(a)
+    w, v = _lapack_eigh(a)
     return w, np.diag(v.T @ _sym_lower(da) @ v).copy()
 
 
 @custom_vjp
 def eigh(a):
     """(w, V) of the symmetric matrix of ``a``'s lower triangle, one LAPACK call for both."""
-    return _jacobi_eigh(a)
+    return _lapack_eigh(a)
 
 
 def _eigh_pair_fwd(a):
-    w, v = _jacobi_eigh(a)
+    w, v = _lapack_eigh(a)
     return (w, v), (w, v)
 
 
@@ -312,7 +312,7 @@ def _eigh_pair_bwd(res, ct):
 
 def _eigh_pair_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
-    w, v = _jacobi_eigh(a)
+    w, v = _lapack_eigh(a)
     p = v.T @ _sym_lower(da) @ v
     return (w, v), (np.diag(p).copy(), v @ (_gaps(w) * p))
 
@@ -323,7 +323,7 @@ eigh_values.defvjp(_eigh_fwd, _eigh_values_bwd)
 eigh_values.defjvp(_eigh_values_jvp)
 
 
-def _householder_qr(a):
+def _lapack_qr(a):
     """(Q of shape (m, n), R of shape (n, n)) of ``a`` (m >= n): LAPACK's geqrf/orgqr
     (Householder reflections: NumPy's Q and R, signs included)."""
     return lapack("qr", a)
@@ -332,13 +332,13 @@ def _householder_qr(a):
 @custom_vjp
 def qr_r(a):
     """R of the reduced QR factorization (m >= n)."""
-    q, r = _householder_qr(a)
+    q, r = _lapack_qr(a)
     return r
 
 
 def _qr_tangents(a, da):
     """(Q, R, dQ, dR): JAX's qr_jvp_rule (real)."""
-    q, r = _householder_qr(a)
+    q, r = _lapack_qr(a)
     dx_rinv = solve_upper(r, np.eye(r.shape[0]))  # R^-1
     dx_rinv = da @ dx_rinv
     qt = q.T @ dx_rinv
@@ -356,7 +356,7 @@ def _qr_bwd(q, r, qbar, rbar):
 
 
 def _qr_r_fwd(a):
-    q, r = _householder_qr(a)
+    q, r = _lapack_qr(a)
     return r, (q, r)
 
 
@@ -374,11 +374,11 @@ def _qr_r_jvp(primals, tangents):
 @custom_vjp
 def qr(a):
     """(Q, R) of the reduced QR factorization (m >= n), one LAPACK call for both."""
-    return _householder_qr(a)
+    return _lapack_qr(a)
 
 
 def _qr_pair_fwd(a):
-    q, r = _householder_qr(a)
+    q, r = _lapack_qr(a)
     return (q, r), (q, r)
 
 

@@ -19,7 +19,8 @@ _C_SCALARS = {"f64": ctypes.c_double, "f32": ctypes.c_float, "i64": ctypes.c_int
               "i32": ctypes.c_int32, "i16": ctypes.c_int16, "i8": ctypes.c_int8,
               "u64": ctypes.c_uint64, "u32": ctypes.c_uint32, "u16": ctypes.c_uint16,
               "u8": ctypes.c_uint8, "i1": ctypes.c_bool}
-_DESCRIPTORS: dict[int, tuple] = {}
+_DESCRIPTORS: dict[bytes, tuple] = {}  # (keyed by the text: a freed module's address may be
+# reused by another module's descriptor)
 
 
 class _View:
@@ -54,11 +55,12 @@ def _scalar(address: int, t: ScalarType):
 
 
 def _descriptor(address: int) -> tuple:
-    d = _DESCRIPTORS.get(address)
+    text = ctypes.string_at(address)
+    d = _DESCRIPTORS.get(text)
     if d is None:
-        spec = json.loads(ctypes.string_at(address).decode())
-        d = _DESCRIPTORS[address] = (spec["fn"], spec["kw"], [parse_type(t) for t in
-                                                               spec["types"]])
+        spec = json.loads(text.decode())
+        d = _DESCRIPTORS[text] = (spec["fn"], spec["kw"], [parse_type(t) for t in
+                                                            spec["types"]])
     return d
 
 
