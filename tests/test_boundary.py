@@ -35,7 +35,7 @@ def test_ints_that_do_not_fit_are_refused_by_every_transform(big):
              lambda: zymase.vjp(_steps, 1.0, big),
              lambda: zymase.jit(_steps, backend="interp")(1.0, big)]
     for call in calls:
-        with pytest.raises(OverflowError, match="argument 1 of _steps") as e:
+        with pytest.raises(OverflowError, match="argument `T` of _steps") as e:
             call()
         assert f"{__file__}:" in str(e.value) and zymase.__path__[0] not in str(e.value)
 

@@ -62,7 +62,7 @@ def test_explain_unsupported_reports_location(tmp_path, capsys):
     path = _write(tmp_path)
     assert main(["explain", f"{path}:bad", "1.0"]) == 1
     err = capsys.readouterr().err
-    assert f"{path}:11:12" in err and "Dict" in err
+    assert f"{path}:11:12" in err and "dict displays" in err
 
 
 def test_explain_usage_errors(tmp_path, capsys):

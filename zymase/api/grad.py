@@ -28,7 +28,7 @@ from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import call_arguments, flatten_arg
+from ..frontend.args import call_arguments, flatten_arg, with_arguments
 from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
 from ..options import transform_options
@@ -87,7 +87,8 @@ def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: 
         return _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad)
 
     def wrapper(*args, **kwargs):
-        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs), comp.options)
+        return with_arguments(comp.fn, args, kwargs,
+                              lambda a: retrying(comp.fn, attempt, a, comp.options))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"value_and_grad({getattr(fn, '__name__', 'f')})"
@@ -229,7 +230,8 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
         return (g, value[1]) if has_aux else g
 
     def wrapper(*args, **kwargs):
-        return retrying(comp.fn, attempt, call_arguments(comp.fn, args, kwargs), comp.options)
+        return with_arguments(comp.fn, args, kwargs,
+                              lambda a: retrying(comp.fn, attempt, a, comp.options))
 
     wrapper.__wrapped__ = fn
     wrapper.__name__ = f"grad({getattr(fn, '__name__', 'f')})"

@@ -17,8 +17,8 @@ from ..backends.registry import get_backend
 from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import flat_leaves, is_inexact, rebuild_result
-from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import call_arguments
+from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
+from ..frontend.args import arg_name, call_arguments
 from .grad import options_of
 from .values import (
     arg_template,
@@ -212,7 +212,7 @@ def jacfwd(fn, argnums=0, **options):
         try:
             return _jacfwd(comp, args, argnums)
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.jacfwd"
     return wrapper
@@ -315,7 +315,7 @@ def jacrev(fn, argnums=0, **options):
         try:
             return _jacrev(comp, args, argnums)
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.jacrev"
     wrapper.__zymase_jacrev__ = (fn, argnums, options)  # (vmap batches it)
@@ -376,7 +376,7 @@ def hvp(fn, argnums=0, **options):
         try:
             return _hvp(comp, primals, argnums, [v])[0]
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.hvp"
     return wrapper
@@ -399,7 +399,10 @@ def _hvp(comp, primals, argnums, vs):
     is_array = isinstance(x, np.ndarray)
     shadow = [np.zeros_like(x)] if is_array else []
     seed = [d.result[1].np_dtype.type(1.0)]
-    tans = [as_tangent(v, x) for v in vs]
+    order = (f"hvp(f)(*args, v): the vector v, the last argument, has shape {{t}} but "
+             f"{arg_name(comp.fn, k).split(' of ')[0]} of {comp.fn.__name__}() has shape {{p}} "
+             "(pass the point first and the vector last: hvp(f)(x, v))")
+    tans = [as_tangent(v, x, order) for v in vs]
     shadow_tans = [np.zeros_like(x) for _ in vs] if is_array else []
     d.check_distinct(flat)
     out = d.call(flat + shadow + seed + tans + shadow_tans)
@@ -432,7 +435,7 @@ def hessian(fn, argnums=0, **options):
             h = np.stack([np.asarray(c).reshape(-1) for c in cols], axis=1)
             return h.reshape(np.shape(x) + np.shape(x)).swapaxes(0, 0) if n else h
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.hessian"
     return wrapper

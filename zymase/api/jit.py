@@ -26,7 +26,7 @@ from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars, rebuild_result
 from ..errors import ZymaseError, at_caller
-from ..frontend.args import call_arguments
+from ..frontend.args import arg_name, call_arguments, with_arguments
 from ..frontend.source import python_function
 from ..ir.printer import print_module
 from ..options import Options, backend_name
@@ -69,13 +69,12 @@ class JitFunction(functools.partial):
     def _call(self, args, kwargs=None):
         """The general path: any argument types, keywords and defaults; compiles what is
         missing."""
-        return self.run(call_arguments(self.py_func, args, kwargs))
+        return with_arguments(self.py_func, args, kwargs, self.run)
 
     def run(self, args):
         """Run on one value per parameter (keywords and defaults already bound)."""
         try:
-            name = self.py_func.__name__
-            key = tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
+            key = tuple(arg_key(a, arg_name(self.py_func, k)) for k, a in enumerate(args))
         except ZymaseError as e:
             raise at_caller(e) from None
         # arrays inside containers count too

@@ -11,8 +11,9 @@ import dataclasses
 import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
-from ..errors import DifferentiationError, ZymaseError, caller_loc
+from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
 from ..frontend.args import (
+    arg_name,
     flatten_arg,
     foreign_inputs,
     param_template,
@@ -39,7 +40,7 @@ def retrying(fn, attempt, args, options=None):
                 return place_with(out, options.out_shardings)
             return on_inputs_devices(out, args)
         except ZymaseError as e:
-            raise e.with_traceback(None) from None
+            raise at_caller(e) from None
         except Rebound:
             continue
     raise rebound_error(fn).with_traceback(None)
@@ -60,12 +61,13 @@ def normalize_argnums(argnums, nargs, fn):
     return tuple(k % nargs for k in nums)
 
 
-def as_tangent(t, primal):
+def as_tangent(t, primal, mismatch: str = "the tangent has shape {t} but its primal {p}"):
+    """A tangent for ``primal`` (a C copy for arrays); ``mismatch`` is the message when the
+    shapes differ (``{t}`` and ``{p}``: the two shapes)."""
     if isinstance(primal, np.ndarray):
         t = np.asarray(t, dtype=primal.dtype)
         if t.shape != primal.shape:
-            raise DifferentiationError(f"tangent shape {t.shape} != primal shape {primal.shape}",
-                                       caller_loc())
+            raise DifferentiationError(mismatch.format(t=t.shape, p=primal.shape), caller_loc())
         # always a copy: the compiled code updates a tangent where ``fn`` writes its primal,
         # and the caller's direction must not change (as in JAX)
         return np.array(t, order="C" if primal.flags.c_contiguous else "K", copy=True)
@@ -74,12 +76,16 @@ def as_tangent(t, primal):
 
 def check_differentiable(args, nums, fn):
     for k in nums:
-        leaves = [leaf for _, leaf in flat_leaves(arg_template(args[k]))]
+        leaves = [leaf for _, leaf in flat_leaves(arg_template(args[k], arg_name(fn, k)))]
         if not any(is_inexact(leaf) for leaf in leaves):
+            what = (f"{type(args[k]).__name__} {args[k]!r}"[:160] if args[k] is None or
+                    isinstance(args[k], (int, float, np.ndarray, np.generic, tuple, list,
+                                         dict, str)) else f"a {type(args[k]).__qualname__}")
             raise DifferentiationError(
-                f"cannot differentiate {fn.__name__}() with respect to argument {k}: it is "
-                f"{type(args[k]).__name__} {args[k]!r}"[:200] + " (integers and booleans are never "
-                "active; pass a float)", caller_loc())
+                f"cannot differentiate {fn.__name__}() with respect to "
+                f"{arg_name(fn, k).split(' of ')[0]}: it is {what}, which has no float "
+                "values (integers, booleans, strings and None are never active; pass a float "
+                "or a float array, or choose another argnums)", caller_loc())
 
 
 def flat_args(d, args):
@@ -123,5 +129,5 @@ def scalar_out(value, t):
     return float(value) if t.bits == 64 else np.float32(value)
 
 
-def arg_template(x):
-    return param_template(x, "argument")
+def arg_template(x, where: str = "an argument"):
+    return param_template(x, where)

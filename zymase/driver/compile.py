@@ -13,7 +13,7 @@ from . import disk_cache
 from .compiled import Derivative, Specialization, fast_results
 from .pipeline import Compilation, Dump, env_dump, run_stages
 from .request import PRIMAL, Request
-from .signature import describe_result, plain_result, templates
+from .signature import describe_result, plain_result, same_everywhere, templates
 
 
 def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
@@ -24,7 +24,7 @@ def compile_specialization(fn, args, options: Options, noalias: bool, key=None,
     backend = get_backend(options.backend)
     ident = None
     if options.cache and key is not None and dump is None and \
-            backend.capabilities.disk_cache:
+            backend.capabilities.disk_cache and same_everywhere(key):
         ident = disk_cache.entry_key(fn, (key, noalias), options, backend)
         found = {}
         payload = disk_cache.load(ident, backend, lambda p: _restored(fn, p, found))
@@ -68,7 +68,7 @@ def compile_derivative(fn, args, req: Request, options: Options, count_tape: boo
     dump = dump or env_dump()
     ident = None
     if options.cache and key is not None and dump is None and not count_tape and \
-            backend.capabilities.disk_cache:
+            backend.capabilities.disk_cache and same_everywhere(key):
         ident = disk_cache.entry_key(fn, (key, req), options, backend)
         found = {}
         payload = disk_cache.load(ident, backend, lambda p: _restored(fn, p, found))

@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import ZymaseOverflowError, caller_loc
-from ..frontend.args import param_template
+from ..frontend.args import arg_name, param_template, static_key
 from ..frontend.typing import Array, PyObj, Scalar, Struct, Tup, type_key
 
 _SCALAR_KEYS = {float: "f", int: "i", bool: "b", complex: "c"}
@@ -39,15 +39,25 @@ def arg_key(x, where: str = "argument"):
     # containers of these: the key of each item (their templates follow from them) without
     # building the whole template on every call
     if t is tuple:
-        return ("tuple", tuple(arg_key(v, where) for v in x))
+        return ("tuple", tuple(arg_key(v, f"{where}[{i}]") for i, v in enumerate(x)))
     if t is dict and all(type(k) is str for k in x):
-        return ("dict", tuple((k, arg_key(v, where)) for k, v in x.items()))
-    return type_key(param_template(x, where))
+        return ("dict", tuple((k, arg_key(v, f"{where}[{k!r}]")) for k, v in x.items()))
+    return static_key(x) or type_key(param_template(x, where))
+
+
+def same_everywhere(key) -> bool:
+    """Whether a signature key means the same in another process (so it may name a file in
+    the disk cache): constants held for functions, classes or enum members are not (their
+    text does not say which object they were)."""
+    if type(key) is tuple:
+        if len(key) == 3 and key[0] == "static":
+            return type(key[2]) in (str, bytes)
+        return all(same_everywhere(k) for k in key)
+    return True
 
 
 def signature_key(fn, args) -> tuple:
-    name = getattr(fn, "__name__", "function")
-    return tuple(arg_key(a, f"argument {k} of {name}()") for k, a in enumerate(args))
+    return tuple(arg_key(a, arg_name(fn, k)) for k, a in enumerate(args))
 
 
 def only_scalars(args) -> bool:
@@ -56,8 +66,7 @@ def only_scalars(args) -> bool:
 
 def templates(fn, args) -> list:
     """The frontend's template of each argument (the types the code is compiled for)."""
-    name = getattr(fn, "__name__", "function")
-    return [param_template(a, f"argument {k} of {name}()") for k, a in enumerate(args)]
+    return [param_template(a, arg_name(fn, k)) for k, a in enumerate(args)]
 
 
 def flat_leaves(tpl, prefix=()):

@@ -10,7 +10,9 @@ become structs of their fields, and dicts with string keys structs of their entr
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
+import types
 import weakref
 
 import numpy as np
@@ -20,6 +22,30 @@ from ..ir.core import Value
 from ..ir.types import ArrayType, scalar_from_dtype
 from .typing import Array, PyObj, Scalar, Struct, Tup, TupList, python_scalar_stype
 
+# Values held constant (one specialization per value, like JAX's static arguments): their
+# equality is their identity or an immutable value, so a cached specialization stays right.
+_STATIC_TYPES = (str, bytes, enum.Enum, type, np.dtype, types.FunctionType,
+                 types.BuiltinFunctionType, np.ufunc)
+
+
+def static_key(x):
+    """The cache key of an argument held constant (a string, bytes, an enum member, a function,
+    a class, a dtype), or None when ``x`` is not one."""
+    if isinstance(x, _STATIC_TYPES) or getattr(x, "__zymase_fn__", None) is not None:
+        return ("static", type(x), x)
+    return None
+
+
+_OPERATORS = ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__",
+              "__matmul__", "__pow__", "__neg__", "__array_ufunc__", "__array_function__")
+
+
+def plain_subclass(t) -> bool:
+    """Whether ndarray subclass ``t`` computes as ``ndarray`` does (it overrides no arithmetic
+    operator and no ufunc or function hook: ``np.memmap`` does not, ``np.matrix`` and masked
+    arrays do), so that a view as ``ndarray`` computes what NumPy would."""
+    return all(getattr(t, name, None) is getattr(np.ndarray, name) for name in _OPERATORS)
+
 
 def param_template(x, where: str):
     """The FVal template for argument value ``x`` (``where`` names it in errors)."""
@@ -27,16 +53,21 @@ def param_template(x, where: str):
     if st is not None:
         return Scalar(Value(st.type), True)
     if isinstance(x, np.ndarray):
-        if type(x) is not np.ndarray and not isinstance(x, np.memmap):
+        if type(x) is not np.ndarray and not plain_subclass(type(x)):
             raise ZymaseTypeError(f"{where} is a {type(x).__module__}.{type(x).__name__}, an "
-                                  "ndarray subclass whose operators may differ from ndarray's; "
-                                  "pass np.asarray(x)")
+                                  "ndarray subclass whose operators differ from ndarray's "
+                                  "(zymase computes as ndarray does); pass np.asarray(x)")
         t = scalar_from_dtype(x.dtype)
         if t is None:
+            hint = ("inside a dataclass or namedtuple, pass x.astype(np.float32)"
+                    if x.dtype.char == "e" else
+                    "inside a dataclass or namedtuple, pass x.astype(x.dtype.newbyteorder('='))"
+                    if not x.dtype.isnative else
+                    "use float64, float32, float16, complex, bool or an integer type")
             raise ZymaseTypeError(f"{where}: arrays of dtype {x.dtype} are not supported "
-                                  "(use float64, float32, int64, int32, bool or complex)")
+                                  f"({hint})")
         if x.ndim == 0:
-            raise ZymaseTypeError(f"{where}: 0-d arrays are not supported; pass a scalar")
+            return Scalar(Value(t), False)  # a 0-d array: a NumPy scalar of its dtype
         if any(s % x.itemsize for s in x.strides):
             raise ZymaseTypeError(f"{where}: array strides are not a multiple of the item size")
         layout = "C" if x.flags.c_contiguous else "A"
@@ -59,20 +90,24 @@ def param_template(x, where: str):
         return Struct(dict, {k: param_template(v, f"{where}[{k!r}]") for k, v in x.items()})
     if isinstance(x, tuple):
         return Tup(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
-    if x is None:
-        return PyObj(None)
+    if x is None or static_key(x) is not None:
+        return PyObj(x)
     if isinstance(x, list) and x and all(isinstance(v, np.ndarray) for v in x):
         return TupList(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
     if isinstance(x, list):
         raise ZymaseTypeError(f"{where} is a Python list; zymase needs a NumPy array here "
                               "(pass np.asarray(...)); lists of arrays are accepted")
-    raise ZymaseTypeError(f"{where} has type {type(x).__name__}, which zymase cannot compile "
-                          "(supported: numbers, NumPy arrays and scalars, tuples, lists of "
-                          "arrays, dicts with string keys, dataclasses, namedtuples)")
+    raise ZymaseTypeError(
+        f"{where} is a {type(x).__module__}.{type(x).__qualname__}, which zymase cannot "
+        "compile; it takes numbers, NumPy arrays and scalars, tuples, lists of arrays, dicts "
+        "with string keys, dataclasses and namedtuples of these, and holds strings, None, enum "
+        "members, functions, classes and dtypes constant (one compilation per value)")
 
 
 def flatten_arg(x, tpl) -> list:
     """The run-time values an argument contributes, in the order of its template's IR values."""
+    if isinstance(tpl, Scalar) and type(x) is np.ndarray:
+        return [x[()]]  # a 0-d array
     if isinstance(tpl, (Scalar, Array)):
         return [x]
     if isinstance(tpl, Tup):
@@ -115,14 +150,51 @@ def foreign_array(v):
     return found[1] if found is not None and found[0]() is v else None
 
 
-def _host(x, where):
+def _host(x, where, written_back: list):
+    """``x`` as the compiled code takes it: ``jax.Array``\\ s as NumPy views, 0-d arrays as
+    NumPy scalars, float16 arrays as float32 copies and non-native byte order as native copies
+    (a writeable original gets the copy's values back after the call: ``written_back`` holds
+    the pairs), plain ndarray subclasses viewed as ndarray; inside tuples, lists and dicts too."""
+    t = type(x)
+    if t is tuple:
+        return tuple(_host(v, where, written_back) for v in x)
+    if t is list:
+        return [_host(v, where, written_back) for v in x]
+    if t is dict:
+        return {k: _host(v, f"{where}[{k!r}]", written_back) for k, v in x.items()}
+    if t is np.float16:
+        return np.float32(x)
+    if isinstance(x, np.ndarray):
+        if t is not np.ndarray:
+            if not plain_subclass(t):
+                return x  # (refused by param_template, with the reason)
+            x = x.view(np.ndarray)
+        if x.ndim == 0:
+            return _host(x[()], where, written_back)
+        if x.dtype.char == "e":
+            copy = x.astype(np.float32)
+        elif not x.dtype.isnative:
+            copy = x.astype(x.dtype.newbyteorder("="))
+        else:
+            return x
+        if x.flags.writeable:
+            written_back.append((x, copy))
+        else:
+            copy.flags.writeable = False
+        return copy
     if _is_jax_array(x):
         return host_view(x, where)
-    if type(x) is tuple:
-        return tuple(_host(v, where) for v in x)
-    if type(x) is list:
-        return [_host(v, where) for v in x]
     return x
+
+
+def _viewed(a) -> bool:
+    """Whether ``_host`` may change argument ``a`` (anything but a plain float, int or a
+    native-order ndarray of 1 or more dimensions)."""
+    t = type(a)
+    if t is np.ndarray:
+        return a.ndim == 0 or a.dtype.char == "e" or not a.dtype.isnative
+    return t in (tuple, list, dict) or t is np.float16 or isinstance(a, np.ndarray) or \
+        _is_jax_array(a)
 
 
 def foreign_inputs(args) -> list:
@@ -207,15 +279,29 @@ _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> (s
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
+def arg_name(fn, k: int) -> str:
+    """How errors name parameter ``k`` of ``fn`` (arguments bound one per parameter)."""
+    name = getattr(fn, "__name__", "function")
+    code = getattr(fn, "__code__", None)
+    if code is not None and 0 <= k < code.co_argcount + code.co_kwonlyargcount:
+        return f"argument `{code.co_varnames[k]}` of {name}()"
+    return f"argument {k} of {name}()"
+
+
+def call_arguments(fn, args: tuple, kwargs: dict | None = None,
+                   written_back: list | None = None) -> tuple:
     """The arguments of ``fn(*args, **kwargs)`` as one value per parameter, in the order of
     ``fn``'s parameters: keywords put in place and defaults filled in, as Python binds them
     (a bad call raises Python's ``TypeError``).  A function with ``*args`` or ``**kwargs`` gets
-    ``args`` back as they are (the frontend refuses it, naming the line).  ``jax.Array``
-    arguments become read-only NumPy views of themselves (``host_view``)."""
-    if kwargs or any(_is_jax_array(a) or type(a) in (tuple, list) for a in args):
-        args = tuple(_host(a, f"argument {k}") for k, a in enumerate(args))
-        kwargs = {k: _host(v, f"argument {k!r}") for k, v in (kwargs or {}).items()}
+    ``args`` back as they are (the frontend refuses it, naming the line).  Arguments are viewed
+    as the compiled code takes them (``_host``: ``jax.Array``\\ s, 0-d, float16 and
+    byte-swapped arrays, ndarray subclasses); ``written_back`` collects the ``(original,
+    copy)`` pairs whose copy must be stored back after the call (``with_arguments``)."""
+    if kwargs or any(_viewed(a) for a in args):
+        back = [] if written_back is None else written_back
+        args = tuple(_host(a, arg_name(fn, k), back) for k, a in enumerate(args))
+        kwargs = {k: _host(v, f"argument `{k}` of {getattr(fn, '__name__', 'function')}()",
+                           back) for k, v in (kwargs or {}).items()}
     try:
         known = _SIGNATURES.get(fn)
     except TypeError:  # not weakly referenceable
@@ -242,4 +328,19 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None) -> tuple:
     except TypeError as e:
         raise TypeError(f"{getattr(fn, '__name__', 'function')}(): {e}") from None
     bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    out = tuple(bound.arguments.values())
+    if any(_viewed(a) for a in out):  # (a default value)
+        back = [] if written_back is None else written_back
+        out = tuple(_host(a, arg_name(fn, k), back) for k, a in enumerate(out))
+    return out
+
+
+def with_arguments(fn, args: tuple, kwargs: dict | None, run):
+    """``run(call_arguments(fn, args, kwargs))``, then what the code wrote into the copies of
+    float16 or byte-swapped arrays stored back into the caller's arrays (rounded to float16,
+    as NumPy stores)."""
+    written_back: list = []
+    out = run(call_arguments(fn, args, kwargs, written_back))
+    for original, copy in written_back:
+        np.copyto(original, copy, casting="unsafe")
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import sys
 import textwrap
 import weakref
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ def get_source(fn) -> Source:
 
 def _def(fn, file: str):
     """A ``def`` function's ``ast.FunctionDef``, with the line and column offsets of its text."""
+    recover_source(fn.__code__)
     try:
         # (of the code object: for a function with ``__wrapped__``, inspect would give the
         # wrapped function's text, not the code that runs)
@@ -134,6 +136,7 @@ def _lambda_def(fn, code, file: str) -> ast.FunctionDef:
     """A lambda as the ``def`` it stands for (``def lambda(args): return body``), found in its
     file's syntax tree by line, argument names and, where one line holds several lambdas with
     the same arguments, the columns its code covers."""
+    recover_source(code)
     text = "".join(linecache.getlines(file, fn.__globals__))
     if not text:
         raise _no_source(fn, file)
@@ -173,10 +176,81 @@ def _positions(code) -> set:
         if get else set()
 
 
+def recover_source(code) -> None:
+    """Put the text of a function defined outside a file into ``linecache`` when it can be
+    found and shown to be that function's text (it compiles to the same bytecode): the
+    program of ``python -c``, or the lines typed at an interactive prompt with ``readline``
+    history.  (Shells such as IPython and Jupyter, and ``exec`` of text registered in
+    ``linecache``, already keep it there.)"""
+    file = code.co_filename
+    if not (file.startswith("<") and file.endswith(">")):
+        return
+    known = linecache.getlines(file)
+    if known and (file not in ("<string>", "<stdin>") or _defines("".join(known), file, code)):
+        return  # (one prompt's "<stdin>" holds each statement in turn: checked)
+    for text in _candidates(file, code):
+        if _defines(text, file, code):
+            linecache.cache[file] = (len(text), None, text.splitlines(True), file)
+            return
+
+
+def _candidates(file: str, code):
+    if file == "<string>":
+        argv = getattr(sys, "orig_argv", [])
+        if "-c" in argv[:-1]:
+            yield argv[argv.index("-c") + 1]
+    elif file == "<stdin>":
+        yield from _typed_blocks(code)
+
+
+def _typed_blocks(code):
+    """Texts typed at the prompt (newest first) that may hold ``code``: each history entry
+    from one that starts the definition to the end of the indented block."""
+    try:
+        import readline  # lazy: only at an interactive prompt, where the history lives
+    except ImportError:
+        return
+    lines = [readline.get_history_item(k) or ""
+             for k in range(1, readline.get_current_history_length() + 1)]
+    for start in range(len(lines) - 1, -1, -1):
+        head = lines[start]
+        if head[:1].isspace() or not head.strip():
+            continue
+        end = start + 1
+        while end < len(lines) and (lines[end][:1].isspace() or not lines[end].strip()):
+            end += 1
+        block = lines[start:end]
+        # the prompt compiles each statement alone: the function's first line is the block's
+        # first line plus its offset in the block
+        first = code.co_firstlineno - 1
+        if first < len(block):
+            yield "\n".join(block) + "\n"
+
+
+def _defines(text: str, file: str, code) -> bool:
+    """Whether ``text`` compiled as ``file`` holds ``code`` (same name, line, bytecode)."""
+    try:
+        top = compile(text, file, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    stack = [top]
+    while stack:
+        c = stack.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno and \
+                c.co_code == code.co_code:
+            return True
+        stack += [k for k in c.co_consts if hasattr(k, "co_code")]
+    return False
+
+
 def _no_source(fn, file: str) -> UnsupportedError:
     return UnsupportedError(
-        f"cannot read the source of {fn.__qualname__} ({file}): zymase compiles functions "
-        "defined in files, not in an interactive prompt or by exec")
+        f"cannot read the source of {fn.__qualname__}(): it was defined in {file}, whose text "
+        "Python did not keep.  zymase compiles a function from its source: define it in a "
+        "file (a module, a script, a notebook cell), at an IPython or Python 3.13+ prompt, or "
+        "in `python -c`; for exec() of a string, register the text first with "
+        "`linecache.cache[name] = (len(text), None, text.splitlines(True), name)` and exec "
+        "`compile(text, name, 'exec')`")
 
 
 def _indent(text: str) -> int:

@@ -53,6 +53,7 @@ from ..captures import attribute_namespace, guarded
 from ..numpy import linalg, operators
 from ..numpy.registry import STRUCT_METHODS
 from ..scan import local_names
+from ..syntax import symbol, unsupported
 from ..typing import (
     EMPTY_LIST,
     UNDEF,
@@ -134,14 +135,30 @@ class NumpyDelegates:
                                 self.b.cast(x.value, t)), x.weak)
 
 
+def describe_object(obj, describe) -> str:
+    """A compile-time Python object in a message (never an internal object's repr)."""
+    if obj is None:
+        return "None"
+    if isinstance(obj, BoundMethod):
+        return f"the method `{obj.name}` of {describe(obj.obj)}"
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if callable(obj) and isinstance(name, str):
+        return f"the {'class' if isinstance(obj, type) else 'function'} `{name}`"
+    if isinstance(obj, type(np)):
+        return f"the module `{obj.__name__}`"
+    text = repr(obj)
+    if " at 0x" in text or len(text) > 60:
+        return f"a {type(obj).__qualname__} object"
+    return f"the {type(obj).__qualname__} {text}"
+
+
 class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     """Mixin of FunctionLowerer: expression lowering."""
 
     def expr(self, node) -> FVal:
         visit = getattr(self, "expr_" + type(node).__name__, None)
         if visit is None:
-            raise UnsupportedError(f"`{type(node).__name__}` expressions are not supported",
-                                   self.src.loc(node))
+            raise UnsupportedError(unsupported(node), self.src.loc(node))
         with self.b.location(self.src.loc(node)):
             return visit(node)
 
@@ -284,7 +301,7 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if isinstance(v, Struct):
             return f"a {v.pytype.__name__}"
         if isinstance(v, PyObj):
-            return "None" if v.obj is None else f"the Python object {v.obj!r}"
+            return describe_object(v.obj, self.describe)
         return "unbound"
 
     # ------------------------------------------------------------------ containers
@@ -303,7 +320,8 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         name = node.attr
         if isinstance(base, PyObj):
             if not hasattr(base.obj, name):
-                raise self.err(UnsupportedError, f"{base.obj!r} has no attribute `{name}`", node)
+                raise self.err(UnsupportedError,
+                               f"{self.describe(base)} has no attribute `{name}`", node)
             d = attribute_namespace(base.obj, name)
             if d is not None:
                 origin = ("module", base.obj.__name__) if isinstance(base.obj, ModuleType) \
@@ -479,7 +497,8 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             return Scalar(self.b.op(name, self.b.cast(v.value, t)), v.weak)
         if isinstance(op, ast.Invert) and v.type.is_int:
             return Scalar(self.b.op(XorI, v.value, self.b.const(-1, v.type)), v.weak)
-        raise self.err(UnsupportedError, f"unary `{type(op).__name__}` is not supported", node)
+        raise self.err(UnsupportedError, f"unary `{symbol(op)}` is not supported on "
+                       f"{v.type.np_dtype} values", node)
 
     def truth(self, v, node) -> Scalar:
         """Python truthiness as an i1 Scalar."""
@@ -525,12 +544,16 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
                 raise self.err(UnsupportedError, f"`.{v.obj.name}` is a method or an attribute "
                                "zymase does not know: call it, or read another attribute", node)
         if isinstance(op, (ast.Is, ast.IsNot)):
+            for p, q in ((a, b), (b, a)):  # a value compiled code holds is never None
+                if isinstance(p, PyObj) and p.obj is None and \
+                        isinstance(q, (Scalar, Array, Tup, Struct, ListVal)):
+                    return self.const_bool(isinstance(op, ast.IsNot))
             if not (isinstance(a, PyObj) and isinstance(b, PyObj)):
                 raise self.err(UnsupportedError, "`is` is only supported between compile-time "
                                "objects such as None", node)
             return self.const_bool((a.obj is b.obj) == isinstance(op, ast.Is))
         if type(op) not in COMPARE:
-            raise self.err(UnsupportedError, f"comparison `{type(op).__name__}` is not supported",
+            raise self.err(UnsupportedError, f"comparison `{symbol(op)}` is not supported here",
                            node)
         if isinstance(a, Array) or isinstance(b, Array):
             return self.array_compare(COMPARE[type(op)], a, b, node)

@@ -21,6 +21,7 @@ from ...ir.ops import Alloc, Assert, If, Not, OrI, Relayout
 from ...ir.types import ArrayType
 from .. import scan
 from ..numpy.shape import reshape
+from ..syntax import unsupported
 from ..typing import (
     UNDEF,
     Array,
@@ -116,8 +117,7 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
     def lower_stmt(self, s):
         visit = getattr(self, "visit_" + type(s).__name__, None)
         if visit is None:
-            raise UnsupportedError(f"`{type(s).__name__}` statements are not supported",
-                                   self.src.loc(s))
+            raise UnsupportedError(unsupported(s), self.src.loc(s))
         visit(s)
 
     def visit_Expr(self, s):

@@ -9,6 +9,8 @@ the very same view) is copied first, as NumPy does.
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from ...errors import ShapeError, UnsupportedError, ZymaseTypeError
@@ -22,22 +24,63 @@ from ..typing import Array, ListVal, PyObj, Scalar, SType, Tup, result_type, sty
 
 
 def broadcast_dims(lw, operands, node):
-    """The broadcast shape (list of i64 Values) of Arrays/Scalars, with a run-time check."""
-    return broadcast_shapes(lw, [lw.dims(o) for o in operands if isinstance(o, Array)])
+    """The broadcast shape (list of i64 Values) of Arrays/Scalars, with a run-time check whose
+    message names the operands as the source writes them."""
+    names = operand_names(node, len(operands))
+    arrays = [(o, n) for o, n in zip(operands, names or [None] * len(operands))
+              if isinstance(o, Array)]
+    return broadcast_shapes(lw, [lw.dims(o) for o, _ in arrays],
+                            [n for _, n in arrays] if names else None)
 
 
-def broadcast_shapes(lw, shapes):
-    """The broadcast shape of shapes (lists of i64 Values), with a run-time check."""
+def operand_names(node, n: int) -> list | None:
+    """The source text of the ``n`` operands of expression ``node`` (a binary operator, a
+    comparison or a call with ``n`` positional arguments), or None."""
+    if isinstance(node, ast.BinOp) and n == 2:
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.AugAssign) and n == 2:
+        parts = [node.target, node.value]
+    elif isinstance(node, ast.Compare) and n == 2:
+        parts = [node.left, node.comparators[0]]
+    elif isinstance(node, ast.Call) and len(node.args) >= n:
+        parts = node.args[:n]
+    else:
+        return None
+    return [_short(ast.unparse(p)) for p in parts]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def broadcast_shapes(lw, shapes, names=None):
+    """The broadcast shape of shapes (lists of i64 Values), with a run-time check (``names``:
+    the operands' source text, for its message)."""
     nd = max(len(s) for s in shapes)
     out = [None] * nd
-    for dims in shapes:
+    first = [None] * nd  # the operand that set each axis (-1: several did)
+    for j, dims in enumerate(shapes):
         for k, d in enumerate(dims):
             pos = nd - len(dims) + k
-            out[pos] = d if out[pos] is None else _combine(lw, out[pos], d)
+            if out[pos] is None:
+                out[pos], first[pos] = d, j
+            else:
+                out[pos] = _combine(lw, out[pos], d, _mismatch(names, shapes, first[pos], j,
+                                                               nd - pos))
+                first[pos] = -1
     return out
 
 
-def _combine(lw, d1, d2):
+def _mismatch(names, shapes, i, j, back) -> str:
+    axis = "the last axis" if back == 1 else f"axis {-back}"
+    if names is None or i < 0:
+        return ("operands could not be broadcast together: sizes {a} and {b} in "
+                f"{axis} of the result")
+    return (f"operands could not be broadcast together: `{names[i]}` (rank {len(shapes[i])}) "
+            f"has size {{a}} and `{names[j]}` (rank {len(shapes[j])}) size {{b}} in {axis}")
+
+
+def _combine(lw, d1, d2, msg="operands could not be broadcast together: sizes {a} and {b}"):
     if d1 is d2:
         return d1
     b = lw.b
@@ -45,8 +88,7 @@ def _combine(lw, d1, d2):
     same = b.op(CmpI, d1, d2, pred="eq")
     ok = b.op(OrI, same, b.op(OrI, b.op(CmpI, d1, one, pred="eq"),
                                       b.op(CmpI, d2, one, pred="eq")))
-    b.create(Assert, [ok], [], {"kind": "ShapeError",
-                                     "msg": "operands could not be broadcast together"})
+    b.create(Assert, [ok, d1, d2], [], {"kind": "ShapeError", "msg": msg})
     return b.op(Select, b.op(CmpI, d1, one, pred="eq"), d2, d1)
 
 

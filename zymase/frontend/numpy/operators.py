@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.ops import Not, XorI
 from ...ir.types import I1, I64
+from ..syntax import symbol
 from ..typing import Array, Scalar, result_type
 from .arrays import map_elements, sdtype
 
@@ -53,7 +54,8 @@ def array_unary(lw, op, a: Array, node):
         t = a.type.dtype
         ones = lw.b.const((1 << t.bits) - 1 if t.unsigned else -1, t)
         return map_elements(lw, [a], lambda x: Scalar(lw.b.op(XorI, x.value, ones)), t, node)
-    raise lw.err(UnsupportedError, f"unary `{type(op).__name__}` on arrays is not supported", node)
+    raise lw.err(UnsupportedError, f"unary `{symbol(op)}` on arrays of "
+                 f"{a.type.dtype.np_dtype} is not supported", node)
 
 
 def _neg_dtype(t):
