@@ -161,3 +161,21 @@ def test_an_unsupported_object_is_named_by_parameter_and_type():
     with pytest.raises(zymase.ZymaseTypeError) as e:
         zymase.grad(_affine, argnums=1)(Model(), 1.0)
     assert "argument `a` of _affine()" in str(e.value) and "test_arguments.py:" in str(e.value)
+
+
+def _add_into(a, b):
+    a += b
+    return a.sum()
+
+
+def test_one_float16_array_passed_twice_stays_one_buffer():
+    a = np.array([1.0, 2.0], np.float16)
+    assert zymase.jit(_add_into)(a, a) == 6.0 and a.tolist() == [2.0, 4.0]
+    b = np.arange(4.0, dtype=np.float16)
+    with pytest.raises(zymase.ZymaseTypeError, match="overlaps"):
+        zymase.jit(_add_into)(b[1:], b[:3])
+
+
+def test_a_compiled_function_as_a_constant_argument():
+    x = np.array([0.5, 1.0])
+    assert zymase.jit(_apply)(zymase.jit(_user_square), x) == 1.25

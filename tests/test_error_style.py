@@ -85,3 +85,20 @@ def test_hvp_says_the_vector_comes_last():
 def test_grad_of_a_string_argument_names_it():
     msg = message(lambda: zymase.grad(_square)("abc"))
     assert "argument `x`" in msg and "str 'abc'" in msg and "argnums" in msg
+
+
+OTHER_ENTRY_POINTS = [
+    ("jvp", lambda: zymase.jvp(_square, ([1.0, 2.0],), ([1.0, 1.0],))),
+    ("vjp", lambda: zymase.vjp(_square, [1.0, 2.0])),
+    ("autodiff", lambda: zymase.autodiff(zymase.Reverse, _square, zymase.Active([1.0, 2.0]))),
+    ("tape_report", lambda: zymase.tape_report(_square, [1.0, 2.0])),
+    ("explain", lambda: zymase.explain(_square, [1.0, 2.0], file=open(os.devnull, "w"))),
+    ("vmap", lambda: zymase.vmap(_square)([1.0, 2.0])),
+    ("vmap-grad", lambda: zymase.vmap(zymase.grad(_square))([1.0, 2.0])),
+]
+
+
+@pytest.mark.parametrize("name,call", OTHER_ENTRY_POINTS, ids=[c[0] for c in OTHER_ENTRY_POINTS])
+def test_every_entry_point_names_the_parameter_at_the_call(name, call):
+    msg = message(call)
+    assert "argument `x` of _square()" in msg, msg

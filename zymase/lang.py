@@ -33,6 +33,8 @@ without the rest.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 def outline(fn):
@@ -58,20 +60,18 @@ class Checkpointed:
         return self.fn(*args, **kwargs)
 
 
-def checkpoint(what, snaps: int | None = None):
-    """Mark a ``for`` loop, or a helper function, for checkpointing in reverse mode::
+def checkpoint(what: Iterable[Any] | Callable[..., Any],
+               snaps: int | None = None) -> Iterable[Any] | Callable[..., Any]:
+    """Mark a ``for`` loop, or a helper function, for checkpointing in reverse mode.
 
-        for t in zymase.checkpoint(range(T), snaps=20):
-            step(u, c)
-
-        y = zymase.checkpoint(helper)(x, a)
+    Use it inside a function that zymase differentiates: ``for t in
+    zymase.checkpoint(range(T), snaps=20): ...`` or ``y = zymase.checkpoint(helper)(x, a)``.
 
     A marked loop stores at most ``snaps`` loop states (the values the loop carries and the
     buffers it writes) instead of a tape for every iteration, and recomputes the steps in
     between with the binomial (Revolve) schedule: ``T`` steps with ``s`` slots cost about ``r``
-    extra forward runs where ``C(s + r, s) >= T``.  Without ``snaps`` the number comes from the
-    transform's ``memory_limit`` when one is given, else ``isqrt(T) + 1``.  The loop must not
-    ``break`` or ``return``, nor sit inside another loop.
+    extra forward runs where ``C(s + r, s) >= T``.  The gradient is bit-for-bit the one
+    without the mark.  The loop must not ``break`` or ``return``, nor sit inside another loop.
 
     A marked helper is not inlined before differentiation: the gradient stores copies of its
     array arguments and re-runs it during the adjoint sweep, so none of its inner values are
@@ -79,6 +79,38 @@ def checkpoint(what, snaps: int | None = None):
 
     Called from Python, ``checkpoint(iterable)`` returns ``iterable`` and
     ``checkpoint(fn)(*args)`` calls ``fn``; ``jit`` ignores both.
+
+    Args:
+        what: The iterable of a ``for`` loop (a ``range``), or a helper function.
+        snaps: For a loop: the number of loop states to keep (a positive int).  None (the
+            default) takes it from the transform's ``memory_limit`` when one is given, else
+            ``isqrt(T) + 1``.  A helper takes none.
+
+    Returns:
+        ``what`` itself for an iterable; for a function, a callable wrapper that calls it.
+
+    Raises:
+        TypeError: ``snaps`` given with a function.
+        ValueError: ``snaps`` is not a positive integer.
+
+    Examples:
+        >>> import math, numpy as np, zymase
+        >>> def plain(x, n):
+        ...     for t in range(n):
+        ...         x = math.sin(x)
+        ...     return x
+        >>> def marked(x, n):
+        ...     for t in zymase.checkpoint(range(n), snaps=4):
+        ...         x = math.sin(x)
+        ...     return x
+        >>> zymase.grad(marked)(1.0, 100) == zymase.grad(plain)(1.0, 100)
+        True
+        >>> def energy(x):
+        ...     return (np.sin(x) ** 2).sum()
+        >>> def loss(x):
+        ...     return 2.0 * zymase.checkpoint(energy)(x)
+        >>> zymase.grad(loss)(np.array([0.0, 0.25]))
+        array([0.        , 0.95885108])
     """
     if callable(what):
         if snaps is not None:
@@ -89,16 +121,8 @@ def checkpoint(what, snaps: int | None = None):
     return what
 
 
-def prange(*args):
-    """``range`` whose iterations are independent, so compiled code runs them on all cores::
-
-        @zymase.jit
-        def norms(x, out):
-            total = 0.0
-            for i in zymase.prange(x.shape[0]):
-                out[i] = np.sqrt(np.sum(x[i] ** 2))   # each iteration writes its own element
-                total += out[i]                        # a reduction: summed per thread
-            return total
+def prange(*args: int) -> range:
+    """A ``range`` whose iterations are independent, so compiled code runs them on all cores.
 
     The iterations of a ``prange`` loop run on a pool of threads (``zymase.set_num_threads``),
     in blocks of consecutive iterations.  A name assigned in the body is private to its
@@ -110,15 +134,39 @@ def prange(*args):
     iteration to the next, and a plain write every iteration makes to the same element; other
     dependences between iterations (one iteration reading an element another writes, through
     indices the compiler cannot follow) are the user's responsibility, as in Numba and OpenMP.
-    Derivatives of a ``prange`` loop, in both modes, are parallel loops too.
+    Derivatives of a ``prange`` loop, in both modes, are parallel loops too.  A ``prange``
+    nested in another parallel loop runs serially.
 
     Called from Python, ``prange(...)`` is ``range(...)``.
+
+    Args:
+        *args: As for ``range``: ``stop``, ``start, stop`` or ``start, stop, step`` (ints).
+
+    Returns:
+        ``range(*args)`` (in compiled code: the loop's iterations, run in parallel).
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> @zymase.jit
+        ... def norms(x, out):
+        ...     total = 0.0
+        ...     for i in zymase.prange(x.shape[0]):
+        ...         out[i] = np.sqrt(np.sum(x[i] ** 2))  # each iteration writes its own element
+        ...         total += out[i]                       # a reduction: summed per thread
+        ...     return total
+        >>> out = np.zeros(2)
+        >>> print(norms(np.array([[3.0, 4.0], [6.0, 8.0]]), out))
+        15.0
+        >>> out
+        array([ 5., 10.])
+        >>> list(zymase.prange(3))
+        [0, 1, 2]
     """
     return range(*args)
 
 
 class _Custom:
-    def __init__(self, fn):
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.__zymase_custom__ = True
         functools.update_wrapper(self, fn)
@@ -128,28 +176,112 @@ class _Custom:
 
 
 class custom_jvp(_Custom):
-    """A function with a custom forward-mode rule (``defjvp``)."""
+    """A function with a custom forward-mode derivative rule, in the style of JAX.
+
+    Decorate a function with ``@zymase.custom_jvp`` and give it a rule with ``defjvp``.
+    Forward mode (``jvp``, ``jacfwd``, ``hessian``, ``autodiff(Forward, ...)``) of any
+    function that calls it then uses the rule, compiled with the rest, instead of
+    differentiating its body; reverse mode differentiates the body (unless the function is a
+    ``custom_vjp``).  Transforms take it directly too (``zymase.jvp(softplus, ...)``);
+    called from plain Python, the function runs as written.
+
+    Args:
+        fn: The function (plain Python and NumPy).
+
+    Examples:
+        >>> import math, zymase
+        >>> @zymase.custom_jvp
+        ... def softplus(x):
+        ...     return math.log1p(math.exp(x))
+        >>> @softplus.defjvp
+        ... def softplus_jvp(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return softplus(x), t / (1.0 + math.exp(-x))
+        >>> def f(x):
+        ...     return 2.0 * softplus(x)
+        >>> zymase.jvp(f, (0.0,), (1.0,))
+        (1.3862943611198906, 1.0)
+        >>> softplus(0.0)                         # plain Python
+        0.6931471805599453
+    """
 
     jvp_rule = None
     vjp_fwd = vjp_bwd = None
 
-    def defjvp(self, rule):
+    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the forward-mode rule; usable as a decorator.
+
+        Args:
+            rule: ``rule(primals, tangents)``: ``primals`` is the tuple of the function's
+                arguments, ``tangents`` a tuple of their tangents (same types for floats and
+                float arrays, None for the rest); returns ``(output, output_tangent)``.
+
+        Returns:
+            ``rule`` itself.
+        """
         self.jvp_rule = rule
         return rule
 
 
 class custom_vjp(_Custom):
-    """A function with a custom reverse-mode rule (``defvjp(fwd, bwd)``)."""
+    """A function with a custom reverse-mode derivative rule, in the style of JAX.
+
+    Decorate a function with ``@zymase.custom_vjp`` and give it a forward and a backward rule
+    with ``defvjp(fwd, bwd)``.  Reverse mode (``grad``, ``vjp``, ``jacrev``, ...) of any
+    function that calls it then uses the rules, compiled with the rest: ``fwd`` runs in the
+    forward sweep, ``bwd`` in the adjoint sweep.  Forward mode differentiates the body,
+    unless ``defjvp`` gives a forward rule too (so ``hessian`` keeps working with only a
+    ``custom_vjp``).  Transforms take it directly too (``zymase.grad(clip_gradient)``);
+    called from plain Python, the function runs as written.
+
+    Args:
+        fn: The function (plain Python and NumPy).
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> @zymase.custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> def clip_fwd(x):
+        ...     return x, None                     # (output, residuals)
+        >>> def clip_bwd(res, ct):
+        ...     return (max(-1.0, min(1.0, ct)),)  # one cotangent per argument
+        >>> _ = clip_gradient.defvjp(clip_fwd, clip_bwd)
+        >>> def f(x):
+        ...     return 3.0 * clip_gradient(x)
+        >>> zymase.grad(f)(2.0)                   # 3.0, clipped by the rule
+        1.0
+        >>> zymase.jvp(f, (2.0,), (1.0,))         # forward mode: through the body
+        (6.0, 3.0)
+    """
 
     jvp_rule = None
     vjp_fwd = vjp_bwd = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> custom_vjp:
+        """Set the reverse-mode rules.
+
+        Args:
+            fwd: ``fwd(*args)``, called with the function's arguments: returns ``(output,
+                residuals)``, the residuals being anything the backward rule needs.
+            bwd: ``bwd(residuals, ct)``, with ``ct`` the output's cotangent: returns a tuple
+                with one cotangent per argument (None for an argument that gets none).
+
+        Returns:
+            The ``custom_vjp`` itself.
+        """
         self.vjp_fwd, self.vjp_bwd = fwd, bwd
         return self
 
-    def defjvp(self, rule):
+    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         """Give the function a forward-mode rule too (as ``custom_jvp.defjvp``): forward mode
-        then uses it instead of differentiating the body."""
+        then uses it instead of differentiating the body.
+
+        Args:
+            rule: ``rule(primals, tangents)`` returning ``(output, output_tangent)``.
+
+        Returns:
+            ``rule`` itself.
+        """
         self.jvp_rule = rule
         return rule

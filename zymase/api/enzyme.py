@@ -22,6 +22,7 @@ Modes: ``Forward`` returns the output tangent; ``ForwardWithPrimal`` (tangent, p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +35,31 @@ from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments
 from ..frontend.source import python_function
 from .grad import options_of
-from .values import flat_args, scalar_out
+from .values import flat_args, located, scalar_out
 
 
 class Mode:
-    def __init__(self, name: str, reverse: bool, with_primal: bool):
+    """A differentiation mode of ``zymase.autodiff``, as in Enzyme.
+
+    The four modes are the constants ``zymase.Forward`` (returns the output tangent),
+    ``zymase.ForwardWithPrimal`` (``(tangent, primal)``), ``zymase.Reverse`` (returns
+    ``((derivative or None per argument),)``) and ``zymase.ReverseWithPrimal``
+    (``((derivatives...), primal)``); pass one as ``autodiff``'s first argument.
+
+    Args:
+        name: The mode's name (its ``repr``).
+        reverse: True for reverse mode, False for forward mode.
+        with_primal: Whether ``autodiff`` also returns the function's result.
+
+    Examples:
+        >>> import zymase
+        >>> zymase.Reverse, zymase.Reverse.reverse, zymase.Reverse.with_primal
+        (Reverse, True, False)
+        >>> zymase.ForwardWithPrimal.reverse, zymase.ForwardWithPrimal.with_primal
+        (False, True)
+    """
+
+    def __init__(self, name: str, reverse: bool, with_primal: bool) -> None:
         self.name, self.reverse, self.with_primal = name, reverse, with_primal
 
     def __repr__(self):
@@ -46,42 +67,205 @@ class Mode:
 
 
 Forward = Mode("Forward", False, False)
+"""Forward mode: ``autodiff`` returns the tangent of the result (a tuple of them with
+``BatchDuplicated``)."""
 ForwardWithPrimal = Mode("ForwardWithPrimal", False, True)
+"""Forward mode: ``autodiff`` returns ``(tangent, result)``."""
 Reverse = Mode("Reverse", True, False)
+"""Reverse mode: ``autodiff`` returns ``((derivative or None per argument),)``; array adjoints
+are added into the shadows of ``Duplicated`` arguments."""
 ReverseWithPrimal = Mode("ReverseWithPrimal", True, True)
+"""Reverse mode: ``autodiff`` returns ``((derivative or None per argument), result)``."""
 
 
 @dataclass
 class Const:
+    """An ``autodiff`` argument held constant (not differentiated).
+
+    Arguments passed without an annotation, and parameters left to their defaults, are
+    constants too.
+
+    Args:
+        val: The argument's value (any type ``fn`` takes).
+
+    Examples:
+        >>> import zymase
+        >>> def f(x, a):
+        ...     return a * x * x
+        >>> zymase.autodiff(zymase.Reverse, f, zymase.Active(3.0), zymase.Const(2.0))
+        ((12.0, None),)
+    """
+
     val: Any
 
 
 @dataclass
 class Active:
+    """A scalar ``autodiff`` argument whose derivative reverse mode returns.
+
+    Reverse mode only (forward mode takes ``Duplicated(x, dx)`` with a tangent ``dx``);
+    arrays take ``Duplicated``.  The derivative appears at the argument's position in the
+    tuple ``autodiff`` returns.
+
+    Args:
+        val: The argument's value: a float (or a tuple, dataclass or namedtuple of floats).
+
+    Examples:
+        >>> import zymase
+        >>> def f(x, y):
+        ...     return x * x * y
+        >>> zymase.autodiff(zymase.Reverse, f, zymase.Active(2.0), zymase.Active(3.0))
+        ((12.0, 4.0),)
+    """
+
     val: Any
 
 
 @dataclass
 class Duplicated:
+    """An array ``autodiff`` argument with its shadow array, in the style of Enzyme.
+
+    Reverse mode adds the argument's adjoint into the shadow ``dval`` (it accumulates: zero
+    it first for a fresh gradient); for a function that returns nothing and writes its result
+    into an array, the shadow of that output array holds the seed (it is consumed, left
+    zero).  Forward mode reads the argument's tangent from ``dval``, and writes the output
+    tangent of an array the function mutates into its shadow.  ``Duplicated(x, dx)`` with
+    floats gives a scalar's tangent in forward mode.
+
+    Args:
+        val: The argument: a NumPy array (or a float, in forward mode).
+        dval: Its shadow: an array of the same shape and dtype (the tangent, or where the
+            adjoint is added), or a float tangent for a float ``val``.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x, a):
+        ...     return a * (x * x).sum()
+        >>> x, dx = np.array([1.0, 2.0]), np.zeros(2)
+        >>> zymase.autodiff(zymase.Reverse, f, zymase.Duplicated(x, dx), zymase.Active(3.0))
+        ((None, 5.0),)
+        >>> dx                                    # the gradient with respect to x
+        array([ 6., 12.])
+        >>> def sq(out, x):                       # writes its result into ``out``
+        ...     for i in range(x.shape[0]):
+        ...         out[i] = x[i] * x[i]
+        >>> out, dout, dx = np.zeros(2), np.ones(2), np.zeros(2)
+        >>> zymase.autodiff(zymase.Reverse, sq, zymase.Duplicated(out, dout),
+        ...                 zymase.Duplicated(x, dx))
+        ((None, None),)
+        >>> dx, dout                              # the seed in dout was consumed
+        (array([2., 4.]), array([0., 0.]))
+    """
+
     val: Any
     dval: Any
 
 
 @dataclass
 class DuplicatedNoNeed(Duplicated):
-    pass
+    """``Duplicated``, under Enzyme's name for an argument whose primal value is not needed.
+
+    Accepted for Enzyme compatibility: zymase treats it exactly as ``Duplicated``.
+
+    Args:
+        val: The argument: a NumPy array (or a float, in forward mode).
+        dval: Its shadow, as for ``Duplicated``.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x):
+        ...     return (x * x).sum()
+        >>> x, dx = np.array([1.0, 2.0]), np.zeros(2)
+        >>> zymase.autodiff(zymase.Reverse, f, zymase.DuplicatedNoNeed(x, dx))
+        ((None,),)
+        >>> dx
+        array([2., 4.])
+    """
 
 
 @dataclass
 class BatchDuplicated:
+    """A forward-mode ``autodiff`` argument with several tangents, computed in one pass.
+
+    ``BatchDuplicated(x, (dx1, ..., dxW))`` gives ``W`` directions; ``autodiff`` then returns
+    a tuple of ``W`` output tangents.  Every ``BatchDuplicated`` argument of a call needs the
+    same number of tangents.  Forward mode only.
+
+    Args:
+        val: The argument: a NumPy array or a float.
+        dvals: A tuple of its tangents, each shaped like ``val`` (arrays of the same shape
+            and dtype, or floats).
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def scale(x, a):
+        ...     return a * x
+        >>> x = np.array([1.0, 2.0])
+        >>> e0, e1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+        >>> zymase.autodiff(zymase.Forward, scale, zymase.BatchDuplicated(x, (e0, e1)), 3.0)
+        (array([3., 0.]), array([0., 3.]))
+    """
+
     val: Any
-    dvals: tuple
+    dvals: tuple[Any, ...]
 
 
+@located
+def autodiff(mode: Mode, fn: Callable[..., Any], *args: Any, **options: Any) -> Any:
+    """Differentiate a call of ``fn`` with annotated arguments, in the style of Enzyme.
 
+    For code that writes into arrays: each argument is annotated with its activity (``Const``,
+    ``Active``, ``Duplicated``, ``DuplicatedNoNeed``, ``BatchDuplicated``; a plain value is
+    ``Const``), and array derivatives go into the shadow arrays the caller passes.  In
+    reverse mode a float result is seeded with 1.0; a function returning None takes its
+    seeds from the shadows of its output arrays.  ``fn`` is compiled for the argument types
+    (and kept for later calls).
 
-def autodiff(mode: Mode, fn, *args, **options):
-    """Differentiate ``fn`` called with annotated arguments (see the module docstring)."""
+    Args:
+        mode: ``zymase.Forward``, ``zymase.ForwardWithPrimal``, ``zymase.Reverse`` or
+            ``zymase.ReverseWithPrimal``.
+        fn: The function: plain Python and NumPy (or a ``zymase.jit`` function).
+        *args: ``fn``'s positional arguments, each annotated (``Active`` for reverse-mode
+            scalars, ``Duplicated(a, da)`` for arrays and forward-mode tangents,
+            ``BatchDuplicated`` for several forward-mode tangents, ``Const`` or a plain value
+            for constants); parameters left out take their defaults, as constants.
+        **options: Compilation options, as for ``zymase.grad``: ``fastmath``,
+            ``boundscheck``, ``disable``, ``memory_limit`` (bytes for the reverse-mode tape:
+            loops are checkpointed to stay under it), ``backend``, ``cache``,
+            ``deterministic``, ``parallel``.
+
+    Returns:
+        ``Reverse``: ``((d0, d1, ...),)``, one entry per argument passed: the derivative for
+        an ``Active`` argument, None for the others (array adjoints are in the shadows).
+        ``ReverseWithPrimal``: ``((d0, d1, ...), result)``.  ``Forward``: the tangent of
+        ``fn``'s result (a tuple of them with ``BatchDuplicated``; None when it returns no
+        floats).  ``ForwardWithPrimal``: ``(tangent, result)``.
+
+    Raises:
+        DifferentiationError: ``Active`` in forward mode or on an array,
+            ``BatchDuplicated`` in reverse mode or with different numbers of tangents, or
+            a shadow whose shape or dtype differs from its array's.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> from zymase import Active, Const, Duplicated
+        >>> def f(x, a, n):
+        ...     s = 0.0
+        ...     for i in range(n):
+        ...         s += a * x[i] * x[i]
+        ...     return s
+        >>> x, dx = np.array([1.0, 2.0]), np.zeros(2)
+        >>> zymase.autodiff(zymase.Reverse, f, Duplicated(x, dx), Active(3.0), Const(2))
+        ((None, 5.0, None),)
+        >>> dx
+        array([ 6., 12.])
+        >>> zymase.autodiff(zymase.Forward, f, Duplicated(x, np.array([1.0, 0.0])), 3.0, 2)
+        6.0
+        >>> tangent, value = zymase.autodiff(zymase.ForwardWithPrimal, f,
+        ...                                  Duplicated(x, np.array([0.0, 1.0])), 3.0, 2)
+        >>> tangent, float(value)
+        (12.0, 15.0)
+    """
     try:
         given, args = len(args), _with_defaults(fn, args)
         if mode.reverse:

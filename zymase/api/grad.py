@@ -19,7 +19,9 @@ namedtuple for containers (``None`` for non-float fields).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +29,7 @@ from ..backends.registry import get_backend, register_backend
 from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
-from ..errors import DifferentiationError, ZymaseError, caller_loc
+from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
 from ..frontend.args import call_arguments, flatten_arg, with_arguments
 from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
@@ -70,12 +72,97 @@ class GradSpec:
     with_value: bool
 
 
-def value_and_grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True,
-                   **options):
-    """``fn``'s value and its gradient with respect to ``argnums`` (reverse mode).
+def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False, *, optimize_before_ad: bool = True,
+                   **options: Any) -> Callable[..., Any]:
+    """The value of a scalar-valued function together with its gradient, by reverse mode.
 
-    ``fn`` must return a float scalar (or ``(scalar, aux)`` with ``has_aux=True``).  Returns
-    ``(value, grad)``, or ``((value, aux), grad)``; ``grad`` is a tuple when ``argnums`` is.
+    Like ``grad``, but the returned function gives ``(value, gradient)``: one compiled
+    derivative computes both (the forward sweep computes the value anyway), so this costs no
+    more than ``grad``.  ``fn`` is compiled on the first call for each argument-type
+    signature and must return a real float scalar (or ``(scalar, aux)`` with
+    ``has_aux=True``).  The gradient has the structure of its argument: a float for a Python
+    float, an array of the same shape and dtype for an array, the same tuple, list,
+    dataclass or namedtuple for a container (``None`` for fields without floats).
+
+    Args:
+        fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
+            function).  The returned function takes the same arguments, positional or by
+            keyword; parameters left out take their defaults and are held constant.
+        argnums: The positional argument(s) to differentiate with respect to: an int
+            (default 0; negative counts from the end) gives that argument's gradient, a
+            tuple of ints a tuple of gradients in the same order.  Each chosen argument must
+            hold floats.
+        has_aux: If True, ``fn`` returns a pair ``(value, aux)``; only ``value`` is
+            differentiated, and the result is ``((value, aux), gradient)``.
+        optimize_before_ad: If True (the default), ``fn``'s IR is optimized before it is
+            differentiated; False differentiates the unoptimized IR (calls are still
+            inlined), an ablation.
+        **options: Compilation options, checked when the transform is made (an unknown name
+            raises ``TypeError``):
+
+            - ``fastmath`` (bool, default False): float operations may be reassociated and
+              contracted, so reductions vectorize (results may differ in the last bits).
+            - ``boundscheck`` (bool, default True): out-of-range indices raise
+              ``IndexError`` (checks the compiler proves unnecessary are removed).
+            - ``disable`` (a set of names, default empty): parts of the compiler to switch
+              off, for ablations: optimization passes (``"inline"``, ``"canonicalize"``,
+              ``"cse"``, ``"fuse"``, ``"licm"``, ``"boundscheck"``, ``"storefwd"``,
+              ``"dce"``), the ``"optimize"`` stage as a whole, reverse mode's ways of not
+              storing a value on the tape (``"recompute"``, ``"recompute_expensive"``,
+              ``"reload"``, ``"snapshot"``, ``"carried"``, ``"mincut"``),
+              ``"parallel_adjoint"`` (reverse ``prange`` loops serially) and
+              ``"vector-math"`` (CPU: no vectorized libm).
+            - ``memory_limit`` (int bytes or None, default None: unlimited): the most
+              memory the reverse-mode tape and the saved loop states may use.  Each outer
+              loop that records a tape per iteration is then checkpointed (its states saved
+              and its steps recomputed in the adjoint sweep, on the binomial Revolve
+              schedule): bit-for-bit the unlimited gradient, for some extra forward steps.
+              A limit that cannot hold one saved state and one iteration's tape raises
+              ``ZymaseMemoryError`` when called; one that is not a positive int raises
+              ``ValueError`` here.
+            - ``backend`` (default ``$ZYMASE_BACKEND``, else ``"cpu"``): ``"cpu"``
+              (machine code), ``"interp"`` (the IR interpreter), ``"xla"`` (through JAX),
+              a name registered with ``zymase.backends.register_backend``, or a
+              ``Backend`` instance; an unknown name raises ``ValueError`` here.
+            - ``cache`` (bool, default False): keep the machine code on disk across
+              processes (``$ZYMASE_CACHE_DIR``, default ``~/.cache/zymase``).
+            - ``deterministic`` (bool, default False): ``prange`` loops give
+              bit-identical results for any number of threads.
+            - ``parallel`` (bool, default False): NumPy array expressions, ufuncs and
+              reductions over large arrays run on all threads too.
+            - ``in_shardings`` / ``out_shardings`` (``backend="xla"`` only, as in
+              ``jax.jit``): a ``jax.sharding.Sharding`` for every array argument
+              (result), or a tuple with one (or None) per argument (result).
+
+    Returns:
+        A function taking ``fn``'s arguments and returning ``(value, gradient)``, or
+        ``((value, aux), gradient)`` with ``has_aux=True``; ``gradient`` is a tuple when
+        ``argnums`` is.
+
+    Raises:
+        TypeError: An unknown option (when the transform is made).
+        ValueError: A bad ``memory_limit`` or an unknown ``backend`` (when it is made).
+        DifferentiationError: When called: ``fn`` does not return a real float scalar (use
+            ``jacrev`` or ``vjp`` for other outputs), ``has_aux=True`` but ``fn`` does not
+            return a pair, an ``argnums`` entry is out of range, or a chosen argument holds
+            no floats (ints, bools and None are never differentiated).
+        ZymaseMemoryError: ``memory_limit`` cannot hold one saved loop state and one
+            iteration's tape.
+
+    Examples:
+        >>> import math, zymase
+        >>> def f(x, y):
+        ...     return x * y + math.sin(x)
+        >>> value, g = zymase.value_and_grad(f)(0.0, 2.0)
+        >>> value, g
+        (0.0, 3.0)
+        >>> zymase.value_and_grad(f, argnums=(0, 1))(0.0, 2.0)
+        (0.0, (3.0, 0.0))
+        >>> def g(x):
+        ...     return x * x, 2.0 * x
+        >>> zymase.value_and_grad(g, has_aux=True)(3.0)
+        ((9.0, 6.0), 6.0)
     """
     comp, plans = shared(fn, options_of(options)), {}
 
@@ -203,21 +290,119 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad):
     return primal, g
 
 
-def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = True, **options):
-    """The gradient of scalar-valued ``fn`` with respect to ``argnums`` (reverse mode).
+def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+         optimize_before_ad: bool = True, **options: Any) -> Callable[..., Any]:
+    """The gradient of a scalar-valued function, by reverse mode.
 
-        >>> import math, zymase
-        >>> def f(x, y):
+    ``grad(fn)`` returns a function that takes ``fn``'s arguments and returns the derivative
+    of ``fn``'s result with respect to the argument(s) chosen by ``argnums``.  ``fn`` is
+    compiled on the first call for each argument-type signature (like ``jit``): its IR is
+    optimized, differentiated, optimized again and compiled.  The gradient has the structure
+    of its argument: a float for a Python float, an array of the same shape and dtype for an
+    array, the same tuple, list, dataclass or namedtuple for a container (``None`` for fields
+    without floats).
+
+    Args:
+        fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
+            function).  It must return a real float scalar, or ``(scalar, aux)`` with
+            ``has_aux=True``.  The returned function takes the same arguments, positional or
+            by keyword; parameters left out take their defaults and are held constant.
+        argnums: The positional argument(s) to differentiate with respect to.  An int
+            (default 0, the first argument; negative counts from the end) gives that
+            argument's gradient; a tuple of ints gives a tuple of gradients, one per entry,
+            in the same order.  Each chosen argument must hold floats (ints, bools and None
+            are never differentiated).
+        has_aux: If True, ``fn`` returns a pair ``(value, aux)``: ``value`` is
+            differentiated, ``aux`` is passed through, and the result is
+            ``(gradient, aux)``.
+        optimize_before_ad: If True (the default), ``fn``'s IR is optimized before it is
+            differentiated; False differentiates the unoptimized IR (calls are still
+            inlined), an ablation for comparing the generated code.
+        **options: Compilation options, checked when the transform is made (an unknown name
+            raises ``TypeError``):
+
+            - ``fastmath`` (bool, default False): float operations may be reassociated and
+              contracted, so reductions vectorize (results may differ in the last bits).
+            - ``boundscheck`` (bool, default True): out-of-range indices raise
+              ``IndexError`` (checks the compiler proves unnecessary are removed).
+            - ``disable`` (a set of names, default empty): parts of the compiler to switch
+              off, for ablations: optimization passes (``"inline"``, ``"canonicalize"``,
+              ``"cse"``, ``"fuse"``, ``"licm"``, ``"boundscheck"``, ``"storefwd"``,
+              ``"dce"``), the ``"optimize"`` stage as a whole, reverse mode's ways of not
+              storing a value on the tape (``"recompute"``, ``"recompute_expensive"``,
+              ``"reload"``, ``"snapshot"``, ``"carried"``, ``"mincut"``),
+              ``"parallel_adjoint"`` (reverse ``prange`` loops serially) and
+              ``"vector-math"`` (CPU: no vectorized libm).
+            - ``memory_limit`` (int bytes or None, default None: unlimited): the most
+              memory the reverse-mode tape and the saved loop states may use.  Each outer
+              loop that records a tape per iteration is then checkpointed (its states saved
+              and its steps recomputed in the adjoint sweep, on the binomial Revolve
+              schedule): bit-for-bit the unlimited gradient, for some extra forward steps.
+              A limit that cannot hold one saved state and one iteration's tape raises
+              ``ZymaseMemoryError`` when called; one that is not a positive int raises
+              ``ValueError`` here.
+            - ``backend`` (default ``$ZYMASE_BACKEND``, else ``"cpu"``): ``"cpu"``
+              (machine code), ``"interp"`` (the IR interpreter), ``"xla"`` (through JAX),
+              a name registered with ``zymase.backends.register_backend``, or a
+              ``Backend`` instance; an unknown name raises ``ValueError`` here.
+            - ``cache`` (bool, default False): keep the machine code on disk across
+              processes (``$ZYMASE_CACHE_DIR``, default ``~/.cache/zymase``).
+            - ``deterministic`` (bool, default False): ``prange`` loops give
+              bit-identical results for any number of threads.
+            - ``parallel`` (bool, default False): NumPy array expressions, ufuncs and
+              reductions over large arrays run on all threads too.
+            - ``in_shardings`` / ``out_shardings`` (``backend="xla"`` only, as in
+              ``jax.jit``): a ``jax.sharding.Sharding`` for every array argument
+              (result), or a tuple with one (or None) per argument (result).
+
+    Returns:
+        A function taking ``fn``'s arguments and returning the gradient (a tuple of
+        gradients when ``argnums`` is a tuple), or ``(gradient, aux)`` with ``has_aux=True``.
+
+    Raises:
+        TypeError: An unknown option (when the transform is made).
+        ValueError: A bad ``memory_limit`` or an unknown ``backend`` (when it is made).
+        DifferentiationError: When called: ``fn`` does not return a real float scalar (use
+            ``jacrev`` or ``vjp`` for other outputs), ``has_aux=True`` but ``fn`` does not
+            return a pair, an ``argnums`` entry is out of range, or a chosen argument holds
+            no floats.
+        ZymaseMemoryError: ``memory_limit`` cannot hold one saved loop state and one
+            iteration's tape.
+        UnsupportedError: ``fn`` uses Python or NumPy that zymase does not compile (the
+            message names the line).
+
+    Examples:
+        >>> import math, numpy as np, zymase
+        >>> def f(x):
+        ...     return (x * x).sum()
+        >>> zymase.grad(f)(np.array([1.0, 2.0]))
+        array([2., 4.])
+
+        ``argnums`` picks the arguments; a tuple gives a tuple of gradients:
+
+        >>> def g(x, y):
         ...     return x * y + math.sin(x)
-        >>> zymase.grad(f)(1.0, 2.0) == 2.0 + math.cos(1.0)
-        True
-        >>> zymase.grad(f, argnums=(0, 1))(1.0, 2.0)[1]
-        1.0
+        >>> zymase.grad(g, argnums=1)(0.0, 2.0)
+        0.0
+        >>> zymase.grad(g, argnums=(0, 1))(0.0, 2.0)
+        (3.0, 0.0)
 
-    ``has_aux=True``: ``fn`` returns ``(value, aux)`` and ``grad`` returns ``(gradient, aux)``.
-    ``options`` (every transform takes them): ``fastmath``, ``boundscheck``, ``disable`` (pass
-    and stage names, for ablations), ``memory_limit`` (bytes of tape: checkpointing),
-    ``backend`` (``"cpu"``, the default, or ``"interp"``; see ``zymase.backends``).
+        ``has_aux=True`` passes a second result through:
+
+        >>> def loss(w, x):
+        ...     r = w * x
+        ...     return (r * r).sum(), r
+        >>> zymase.grad(loss, has_aux=True)(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
+        (array([18.,  4.]), array([3., 2.]))
+
+        ``memory_limit`` bounds the tape by checkpointing the loop (same gradient):
+
+        >>> def h(x, n):
+        ...     for i in range(n):
+        ...         x = math.sin(x)
+        ...     return x
+        >>> zymase.grad(h, memory_limit=200)(1.0, 100) == zymase.grad(h)(1.0, 100)
+        True
     """
     comp, plans = shared(fn, options_of(options)), {}
 
@@ -243,16 +428,52 @@ def grad(fn, argnums=0, has_aux: bool = False, *, optimize_before_ad: bool = Tru
 # ---------------------------------------------------------------------- forward mode
 
 
-def jvp(fn, primals, tangents, *, optimize_before_ad: bool = True, **options):
-    """(``fn(*primals)``, its directional derivative along ``tangents``) in forward mode.
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], *,
+        optimize_before_ad: bool = True, **options: Any) -> tuple[Any, Any]:
+    """A function's value and its directional derivative, by forward mode.
 
-    ``tangents`` has the structure of ``primals``; ``None`` marks an argument held constant
-    (integers must be ``None``).  The output tangent has the structure of the output.
+    Computes ``fn(*primals)`` and, in the same compiled pass, its derivative along the
+    direction ``tangents`` (the Jacobian-vector product).  ``fn`` is compiled for the
+    argument-type signature of ``primals`` (kept for later calls with the same types).
+
+    Args:
+        fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
+            function) returning floats, arrays, or tuples / dataclasses of them.
+        primals: The point: a tuple (or list) with one value per positional argument of
+            ``fn``; parameters after them take their defaults and are held constant.
+        tangents: The direction: a tuple with one entry per primal, of the same structure
+            (an array of the primal's shape for an array, a float for a float, the same
+            container for a container), or ``None`` for an argument held constant.  Integer
+            arguments must get ``None``.  Tangents are copied (never written).
+        optimize_before_ad: If True (the default), ``fn``'s IR is optimized before it is
+            differentiated; False differentiates the unoptimized IR, an ablation.
+        **options: Compilation options, as for ``grad`` (an unknown name raises
+            ``TypeError``): ``fastmath``, ``boundscheck``, ``disable`` (pass and stage
+            names to switch off, for ablations), ``memory_limit`` (no effect in forward
+            mode), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered one),
+            ``cache``, ``deterministic``, ``parallel``.
+
+    Returns:
+        ``(primal_out, tangent_out)``: ``fn(*primals)`` and its derivative along
+        ``tangents``, with the structure of the output (``None`` for non-float results).
+
+    Raises:
+        DifferentiationError: ``tangents`` and ``primals`` differ in length, a tangent's
+            shape differs from its primal's, or an argument with a tangent holds no floats.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x, y):
+        ...     return x * x * y
+        >>> zymase.jvp(f, (2.0, 3.0), (1.0, 0.0))
+        (12.0, 12.0)
+        >>> zymase.jvp(f, (np.array([1.0, 2.0]), 3.0), (np.array([1.0, 0.0]), None))
+        (array([ 3., 12.]), array([6., 0.]))
     """
     try:
         return _jvp(fn, tuple(primals), tuple(tangents), optimize_before_ad, options)
     except ZymaseError as e:
-        raise e.with_traceback(None) from None
+        raise at_caller(e) from None
 
 
 def _jvp(fn, primals, tangents, optimize_before_ad, options):

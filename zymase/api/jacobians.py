@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from .values import (
     check_differentiable,
     flat_args,
     gather_adjoints,
+    located,
     normalize_argnums,
     rebuild,
 )
@@ -40,18 +43,54 @@ MAX_WIDTH = 4  # directions per forward pass in jacfwd / hessian
 # ---------------------------------------------------------------------- vjp
 
 
-def vjp(fn, *primals, **options):
-    """``(fn(*primals), pullback)``; ``pullback(ct)`` returns the cotangent of each primal
-    (``None`` for integer arguments) for an output cotangent ``ct`` shaped like the output.
+@located
+def vjp(fn: Callable[..., Any], *primals: Any,
+        **options: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """A function's value and its pullback (vector-Jacobian product), by reverse mode.
 
-    Uses the split form of reverse mode (``autodiff/split.py``): ``vjp`` runs the augmented
-    forward function once (the primal, plus what the adjoint needs), and ``pullback`` runs only
-    the adjoint sweep on what it kept.  A second ``pullback`` runs the forward function again
-    (on copies of the arguments as they were), since the adjoint consumes its tape.  With
-    ``memory_limit`` the pullback runs the whole checkpointed gradient instead.
+    Runs ``fn(*primals)`` once, keeping what the adjoint sweep needs, and returns the output
+    with a ``pullback`` function: ``pullback(ct)`` gives, for an output cotangent ``ct``
+    (shaped like the output), the cotangent of each primal: ``ct`` times the Jacobian.  It
+    uses the split form of reverse mode: ``vjp`` runs the augmented forward function, each
+    ``pullback`` only the adjoint sweep (a second ``pullback`` runs the forward part again on
+    copies of the arguments as they were, since the adjoint consumes its tape).  With
+    ``memory_limit`` each ``pullback`` runs the whole checkpointed gradient instead.
 
-    >>> y, pullback = zymase.vjp(f, x, a)      # doctest: +SKIP
-    >>> dx, da = pullback(1.0)                  # doctest: +SKIP
+    Args:
+        fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
+            function) returning floats, float arrays, or tuples of them.
+        *primals: The arguments of ``fn`` (positional; parameters after them take their
+            defaults and are held constant).
+        **options: Compilation options, as for ``grad``: ``fastmath`` (bool: float
+            operations may be reassociated), ``boundscheck`` (bool, default True:
+            out-of-range indices raise ``IndexError``), ``disable`` (pass, stage and
+            reverse-mode optimization names to switch off, for ablations), ``memory_limit``
+            (bytes for the reverse-mode tape and saved loop states: loops are checkpointed
+            to stay under it; ``ZymaseMemoryError`` when one state and one iteration do not
+            fit), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered backend),
+            ``cache`` (keep the machine code on disk), ``deterministic`` and ``parallel``
+            (how parallel loops and large array expressions run).  An unknown name raises
+            ``TypeError``.
+
+    Returns:
+        ``(output, pullback)``.  ``pullback(ct)`` takes a cotangent with the structure and
+        shapes of ``output`` (a tuple for a tuple output) and returns a tuple with one
+        cotangent per primal, shaped like it (``None`` for an argument without floats, such
+        as an int).
+
+    Raises:
+        DifferentiationError: From ``pullback``: a cotangent whose structure or shapes differ
+            from the output's.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x, a, n):
+        ...     return a * x ** n
+        >>> y, pullback = zymase.vjp(f, np.array([1.0, 2.0]), 3.0, 2)
+        >>> y
+        array([ 3., 12.])
+        >>> pullback(np.array([1.0, 0.5]))
+        (array([6., 6.]), 3.0, None)
     """
     comp = shared(fn, options_of(options))
     return _vjp(comp, call_arguments(comp.fn, primals), len(primals))
@@ -60,7 +99,8 @@ def vjp(fn, *primals, **options):
 def _vjp(comp, primals, given):
     """vjp of ``comp.fn`` at one value per parameter; cotangents for the first ``given`` (the
     rest are defaults, held constant)."""
-    nums = tuple(k for k, a in enumerate(primals) if has_float(a) and k < given)
+    nums = tuple(k for k, a in enumerate(primals) if has_float(a, arg_name(comp.fn, k)) and
+                 k < given)
     split = comp.options.memory_limit is None and \
         get_backend(comp.options.backend).capabilities.split_tapes
     try:
@@ -203,8 +243,47 @@ def _pullback(d, flat, primals, nums, ct):
 # ---------------------------------------------------------------------- Jacobians
 
 
-def jacfwd(fn, argnums=0, **options):
-    """The Jacobian by forward mode: shape ``out.shape + x.shape`` (one argument)."""
+def jacfwd(fn: Callable[..., Any], argnums: int = 0, **options: Any) -> Callable[..., Any]:
+    """The Jacobian of a function, by forward mode.
+
+    Runs compiled forward mode over the basis directions of one argument, up to 4 directions
+    per pass.  For an output of shape ``out.shape`` and an argument of shape ``x.shape``
+    the Jacobian has shape ``out.shape + x.shape`` (a float when both are floats).  Better
+    than ``jacrev`` when the argument has fewer elements than the output.
+
+    Args:
+        fn: The function to differentiate: plain Python and NumPy returning one float or one
+            float array (``jacrev`` takes tuple outputs).
+        argnums: The position of the argument to differentiate with respect to (one int,
+            default 0; negative counts from the end).  It must be a float or a float array.
+        **options: Compilation options, as for ``grad``: ``fastmath`` (bool: float
+            operations may be reassociated), ``boundscheck`` (bool, default True:
+            out-of-range indices raise ``IndexError``), ``disable`` (pass, stage and
+            reverse-mode optimization names to switch off, for ablations), ``memory_limit``
+            (bytes for the reverse-mode tape and saved loop states: loops are checkpointed
+            to stay under it; ``ZymaseMemoryError`` when one state and one iteration do not
+            fit), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered backend),
+            ``cache`` (keep the machine code on disk), ``deterministic`` and ``parallel``
+            (how parallel loops and large array expressions run).  An unknown name raises
+            ``TypeError``.
+
+    Returns:
+        A function taking ``fn``'s arguments (positional or by keyword) and returning the
+        Jacobian, of shape ``out.shape + x.shape``.
+
+    Raises:
+        DifferentiationError: When called: ``argnums`` is a tuple, the argument is not a
+            float or a float array, or ``fn`` does not return one float or array.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x):
+        ...     return np.array([x[0] * x[1], x[0] + 2.0 * x[1], 3.0 * x[0]])
+        >>> zymase.jacfwd(f)(np.array([1.0, 2.0]))
+        array([[2., 1.],
+               [1., 2.],
+               [3., 0.]])
+    """
     comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
@@ -215,6 +294,7 @@ def jacfwd(fn, argnums=0, **options):
             raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.jacfwd"
+    wrapper.__wrapped__ = fn  # (the transform keeps fn alive: a lambda has no other owner)
     return wrapper
 
 
@@ -304,10 +384,54 @@ def _stack_columns(cols, x):
         if first.shape else float(jac[0])
 
 
-def jacrev(fn, argnums=0, **options):
-    """The Jacobian by reverse mode (one pullback per output element), shaped
-    ``out.shape + x.shape``.  As in JAX, a tuple ``argnums`` gives a tuple of Jacobians (one per
-    argument) and a tuple output a tuple over the outputs (of Jacobians, or of tuples of them)."""
+def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           **options: Any) -> Callable[..., Any]:
+    """The Jacobian of a function, by reverse mode (``zymase.jacobian`` is the same function).
+
+    Runs ``vjp`` once and its pullback once per output element, so it suits functions with
+    fewer outputs than inputs.  For an output of shape ``out.shape`` and an argument of shape
+    ``x.shape`` the Jacobian has shape ``out.shape + x.shape``.  As in JAX, a tuple
+    ``argnums`` gives a tuple of Jacobians (one per argument) and a tuple output a tuple over
+    the outputs (of Jacobians, or of tuples of them).
+
+    Args:
+        fn: The function to differentiate: plain Python and NumPy returning a float, a float
+            array or a tuple of them.
+        argnums: The argument(s) to differentiate with respect to: an int (default 0;
+            negative counts from the end) gives one Jacobian per output, a tuple of ints a
+            tuple of Jacobians in the same order.  Each must be a float or a float array.
+        **options: Compilation options, as for ``grad``: ``fastmath`` (bool: float
+            operations may be reassociated), ``boundscheck`` (bool, default True:
+            out-of-range indices raise ``IndexError``), ``disable`` (pass, stage and
+            reverse-mode optimization names to switch off, for ablations), ``memory_limit``
+            (bytes for the reverse-mode tape and saved loop states: loops are checkpointed
+            to stay under it; ``ZymaseMemoryError`` when one state and one iteration do not
+            fit), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered backend),
+            ``cache`` (keep the machine code on disk), ``deterministic`` and ``parallel``
+            (how parallel loops and large array expressions run).  An unknown name raises
+            ``TypeError`` at the first call.
+
+    Returns:
+        A function taking ``fn``'s arguments (positional or by keyword) and returning the
+        Jacobian(s), structured as described above.
+
+    Raises:
+        DifferentiationError: When called: an argument chosen by ``argnums`` is not a float
+            or a float array, or an output is not a float or a float array.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x, y):
+        ...     return x * y
+        >>> x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+        >>> zymase.jacrev(f)(x, y)
+        array([[3., 0.],
+               [0., 4.]])
+        >>> jx, jy = zymase.jacobian(f, argnums=(0, 1))(x, y)
+        >>> jy
+        array([[1., 0.],
+               [0., 2.]])
+    """
 
     def wrapper(*args, **kwargs):
         comp = shared(fn, options_of(options))
@@ -318,6 +442,7 @@ def jacrev(fn, argnums=0, **options):
             raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.jacrev"
+    wrapper.__wrapped__ = fn  # (the transform keeps fn alive: a lambda has no other owner)
     wrapper.__zymase_jacrev__ = (fn, argnums, options)  # (vmap batches it)
     return wrapper
 
@@ -361,13 +486,57 @@ def _jacrev(comp, args, argnums):
 
 
 jacobian = jacrev
+"""``jacrev`` under JAX's other name: the Jacobian by reverse mode (see ``jacrev``)."""
 
 
 # ---------------------------------------------------------------------- Hessians
 
 
-def hvp(fn, argnums=0, **options):
-    """``hvp(f)(x, v)`` = H(x) v, the Hessian-vector product, by forward mode over reverse."""
+def hvp(fn: Callable[..., Any], argnums: int = 0, **options: Any) -> Callable[..., Any]:
+    """The Hessian-vector product of a scalar function, by forward mode over reverse mode.
+
+    **Argument order: ``hvp(f)(*args, v)``: the point's arguments first, the vector ``v``
+    LAST** (``hvp(f)(x, v)`` for a function of one argument).  Returns ``H(x) @ v``, where
+    ``H`` is the Hessian of ``f`` with respect to argument ``argnums``, in one pass, without
+    forming ``H``: the gradient's derivative along ``v``.
+
+    Args:
+        fn: A function returning a real float scalar (plain Python and NumPy).
+        argnums: The position (one int, default 0) among ``fn``'s arguments of the argument
+            ``x`` that ``H`` is taken with respect to; it must be a float or a float array,
+            and ``v`` has its shape.
+        **options: Compilation options, as for ``grad``: ``fastmath`` (bool: float
+            operations may be reassociated), ``boundscheck`` (bool, default True:
+            out-of-range indices raise ``IndexError``), ``disable`` (pass, stage and
+            reverse-mode optimization names to switch off, for ablations), ``memory_limit``
+            (bytes for the reverse-mode tape and saved loop states: loops are checkpointed
+            to stay under it; ``ZymaseMemoryError`` when one state and one iteration do not
+            fit), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered backend),
+            ``cache`` (keep the machine code on disk), ``deterministic`` and ``parallel``
+            (how parallel loops and large array expressions run).  An unknown name raises
+            ``TypeError``.
+
+    Returns:
+        A function called as ``hvp(fn)(*args, v)``: ``args`` are ``fn``'s arguments
+        (positional, or by keyword after the positional ones) and ``v``, the last positional
+        argument, is the vector; it returns ``H(x) @ v``, shaped like ``x`` (a float for a
+        float ``x``).
+
+    Raises:
+        DifferentiationError: When called: ``v``'s shape differs from the argument's (the
+            message reminds of the order), ``argnums`` is a tuple, or ``fn`` does not return
+            a float scalar.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x, c):
+        ...     return c * x[0] ** 2 * x[1]
+        >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 0.0])
+        >>> zymase.hvp(f)(x, 3.0, v)           # the vector last
+        array([12.,  6.])
+        >>> zymase.hessian(f)(x, 3.0) @ v
+        array([12.,  6.])
+    """
     comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
@@ -379,6 +548,7 @@ def hvp(fn, argnums=0, **options):
             raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.hvp"
+    wrapper.__wrapped__ = fn  # (the transform keeps fn alive: a lambda has no other owner)
     return wrapper
 
 
@@ -412,8 +582,45 @@ def _hvp(comp, primals, argnums, vs):
     return [float(t) for t in lanes]
 
 
-def hessian(fn, argnums=0, **options):
-    """The Hessian of scalar ``fn`` with respect to one argument (forward over reverse)."""
+def hessian(fn: Callable[..., Any], argnums: int = 0, **options: Any) -> Callable[..., Any]:
+    """The Hessian of a scalar function, by forward mode over reverse mode.
+
+    Computes the matrix of second derivatives with respect to one argument, as Hessian-vector
+    products (``hvp``) along the basis directions, up to 4 per compiled pass.  For an
+    argument of shape ``x.shape`` the Hessian has shape ``x.shape + x.shape`` (a float for a
+    float argument).
+
+    Args:
+        fn: A function returning a real float scalar (plain Python and NumPy).
+        argnums: The position of the argument to differentiate with respect to (one int,
+            default 0; negative counts from the end); a float or a float array.
+        **options: Compilation options, as for ``grad``: ``fastmath`` (bool: float
+            operations may be reassociated), ``boundscheck`` (bool, default True:
+            out-of-range indices raise ``IndexError``), ``disable`` (pass, stage and
+            reverse-mode optimization names to switch off, for ablations), ``memory_limit``
+            (bytes for the reverse-mode tape and saved loop states: loops are checkpointed
+            to stay under it; ``ZymaseMemoryError`` when one state and one iteration do not
+            fit), ``backend`` (``"cpu"``, ``"interp"``, ``"xla"`` or a registered backend),
+            ``cache`` (keep the machine code on disk), ``deterministic`` and ``parallel``
+            (how parallel loops and large array expressions run).  An unknown name raises
+            ``TypeError``.
+
+    Returns:
+        A function taking ``fn``'s arguments (positional or by keyword) and returning the
+        Hessian, of shape ``x.shape + x.shape``.
+
+    Raises:
+        DifferentiationError: When called: ``argnums`` is a tuple, the argument is not a
+            float or a float array, or ``fn`` does not return a float scalar.
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def f(x):
+        ...     return (x ** 3).sum() + x[0] * x[1]
+        >>> zymase.hessian(f)(np.array([1.0, 2.0]))
+        array([[ 6.,  1.],
+               [ 1., 12.]])
+    """
     comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
@@ -438,6 +645,7 @@ def hessian(fn, argnums=0, **options):
             raise at_caller(e) from None
 
     wrapper.__zymase_transform__ = "zymase.hessian"
+    wrapper.__wrapped__ = fn  # (the transform keeps fn alive: a lambda has no other owner)
     return wrapper
 
 
@@ -451,8 +659,8 @@ def flatten_like(desc, x):
     return []
 
 
-def has_float(a):
-    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a)))
+def has_float(a, where: str = "an argument"):
+    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a, where)))
 
 
 def inexact_type(t):

@@ -7,6 +7,7 @@ containers, ``None`` for non-float fields)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -44,6 +45,18 @@ def retrying(fn, attempt, args, options=None):
         except Rebound:
             continue
     raise rebound_error(fn).with_traceback(None)
+
+
+def located(fn):
+    """``fn`` whose zymase errors come without zymase's frames, an error with no location of
+    its own (about an argument) pointing at the user's call."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ZymaseError as e:
+            raise at_caller(e) from None
+    return call
 
 
 def on_inputs_devices(result, args):

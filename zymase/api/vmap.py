@@ -18,45 +18,89 @@ from __future__ import annotations
 import itertools
 import linecache
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
+from ..frontend.args import arg_name
+from ..frontend.source import python_function
 from ..lang import prange
 from .grad import grad
 from .jacobians import jacrev
 from .jit import jit
+from .values import located
 
 _COUNTER = itertools.count()
 
 
-def vmap(fn, in_axes=0, out_axes=0, **options):
-    """Map ``fn`` over an axis of its arguments, the examples running in parallel.
+def vmap(fn: Callable[..., Any], in_axes: int | None | Sequence[int | None] = 0,
+         out_axes: int = 0, **options: Any) -> Callable[..., Any]:
+    """Map a function over an axis of its arguments, the examples running in parallel.
 
-    ``in_axes``: for each positional argument, the axis that holds the batch, or None for an
-    argument every example shares (one int applies to every argument).  ``out_axes``: where the
-    batch axis goes in each result (0: first; -1: last).  ``fn`` returns a number, an array
-    or a tuple of them; the results are stacked along the batch axis.  ``options`` are
-    ``jit``'s (``fastmath``, ``deterministic``, ...)::
+    ``vmap(fn)(*args)`` runs ``fn`` on every example (every index along the mapped axis of
+    the mapped arguments) and stacks the results along a new batch axis.  ``fn`` is compiled
+    once for one example and inlined into a ``prange`` loop over the examples, compiled with
+    ``jit``, so the examples run on all threads (``zymase.set_num_threads``).
 
-        def predict(w, x):                     # one example
-            return np.tanh(w @ x)
-
-        batched = zymase.vmap(predict, in_axes=(None, 0))
-        y = batched(w, xs)                     # y[b] == predict(w, xs[b]), computed in parallel
-
-    ``fn`` is a plain Python function (or a ``jit`` one), or ``zymase.grad(f, argnums)`` /
-    ``zymase.value_and_grad(f, argnums)``: per-example gradients, each example's gradient
-    with respect to the shared arguments too (the gradient of ``sum_b f(example b)``, with
-    every shared argument that is differentiated given a copy per example, computed by one
-    reverse pass whose loop over the examples runs in parallel)::
-
-        per_example = zymase.vmap(zymase.grad(loss), in_axes=(None, 0, 0))
-        g = per_example(w, xs, ys)             # g[b] == zymase.grad(loss)(w, xs[b], ys[b])
-
-    ``zymase.vmap(zymase.jacrev(f, argnums))`` gives per-example Jacobians the same way (one
-    reverse pass per output element of ``sum_b f(example b)``; ``f`` returns a number or a 1-D
+    ``fn`` may also be ``zymase.grad(f, argnums)`` or ``zymase.value_and_grad(f, argnums)``:
+    per-example gradients, each example's gradient with respect to the shared arguments too
+    (one reverse pass over the gradient of ``sum_b f(example b)``, its loop over the examples
+    parallel, every differentiated shared argument copied once per example); or
+    ``zymase.jacrev(f, argnums)``: per-example Jacobians (``f`` returns a number or a 1-D
     array).  Other transforms (``hessian``, ``hvp``, ...) cannot be batched yet.
+
+    Args:
+        fn: A plain Python function (or a ``jit`` one) returning a number, an array or a tuple
+            of them; or ``zymase.grad``, ``zymase.value_and_grad`` or ``zymase.jacrev`` of
+            one (``has_aux=True`` is not supported).
+        in_axes: For each positional argument, the axis that holds the batch, or None for an
+            argument every example shares; one int (or None) applies to every argument.  The
+            mapped axes must have the same length, and at least one argument is mapped
+            (mapped arguments are arrays).
+        out_axes: Where the batch axis goes in each result (0, the default: first; -1:
+            last).  For ``vmap(grad(...))`` it applies to every gradient.
+        **options: ``jit``'s options for the batched function: ``fastmath``,
+            ``boundscheck``, ``cache``, ``disable``, ``backend``, ``deterministic``,
+            ``parallel``; for a batched ``grad`` / ``jacrev`` they are added to the
+            transform's own options (``memory_limit`` too).
+
+    Returns:
+        A function taking the arguments of ``fn`` (positional) with the batch along
+        ``in_axes`` and returning the stacked results: an array with the batch along
+        ``out_axes`` (a tuple of them for a tuple result; for ``value_and_grad``,
+        ``(values, gradients)``).
+
+    Raises:
+        ZymaseTypeError: ``fn`` is not a function or is another transform, an ``in_axes``
+            entry is not an int or None, or ``fn`` returns something other than numbers,
+            arrays and tuples of them.
+        ZymaseValueError: ``in_axes`` has the wrong length, names an axis an argument lacks,
+            maps nothing or axes of different lengths, or ``out_axes`` is not an axis of a
+            result (a ``ValueError``, from ``zymase.errors``).
+
+    Examples:
+        >>> import numpy as np, zymase
+        >>> def scale(a, x):
+        ...     return a * x
+        >>> xs = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        >>> zymase.vmap(scale, in_axes=(None, 0))(2.0, xs)
+        array([[ 2.,  4.],
+               [ 6.,  8.],
+               [10., 12.]])
+        >>> zymase.vmap(scale, in_axes=(None, 0), out_axes=1)(2.0, xs)
+        array([[ 2.,  6., 10.],
+               [ 4.,  8., 12.]])
+
+        Per-example gradients:
+
+        >>> def loss(w, x):
+        ...     return (w * x).sum() ** 2
+        >>> zymase.vmap(zymase.grad(loss), in_axes=(None, 0))(np.array([1.0, -1.0]), xs)
+        array([[ -2.,  -4.],
+               [ -6.,  -8.],
+               [-10., -12.]])
     """
     spec = getattr(fn, "__zymase_grad__", None)
     if spec is not None:
@@ -74,8 +118,9 @@ def vmap(fn, in_axes=0, out_axes=0, **options):
     py = getattr(fn, "__zymase_fn__", fn)
     compiled: dict = {}
 
+    @located
     def batched(*args):
-        axes = _axes(in_axes, args)
+        axes = _axes(in_axes, args, py)
         one = jit(py, **options).specialization(*_example(args, axes))
         key = (axes, _structure(one.result), out_axes)
         g = compiled.get(key)
@@ -96,7 +141,7 @@ def batched_function(py, axes, result_desc):
     return _write(py, len(axes), tuple(axes), _structure(result_desc), 0)
 
 
-def _axes(in_axes, args) -> tuple:
+def _axes(in_axes, args, py) -> tuple:
     axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
     if len(axes) != len(args):
         raise ZymaseValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
@@ -108,7 +153,10 @@ def _axes(in_axes, args) -> tuple:
         if isinstance(ax, bool) or not isinstance(ax, int):
             raise ZymaseTypeError(f"vmap: in_axes entries are ints or None, not {ax!r}")
         if not isinstance(a, np.ndarray) or not -a.ndim <= ax < a.ndim:
-            raise ZymaseValueError(f"vmap: argument {k} has no axis {ax} to map over")
+            what = (f"has shape {a.shape}" if isinstance(a, np.ndarray) else
+                    f"is a {type(a).__name__}, not an array")
+            raise ZymaseValueError(f"vmap: {arg_name(python_function(py), k)} {what}: "
+                                   f"it has no axis {ax} to map over (in_axes)")
         sizes.add(a.shape[ax])
     if not sizes:
         raise ZymaseValueError("vmap: in_axes maps no argument")
@@ -195,8 +243,9 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
     compiled: dict = {}
     kept = threading.local()  # the copies of shared arguments, refilled at each call
 
+    @located
     def batched(*args):
-        axes = _axes(in_axes, args)
+        axes = _axes(in_axes, args, py)
         ks = tuple(k % len(args) for k in nums)
         n, new, batch = _batched_args(args, axes, ks, kept)
         key = (batch, ks)
@@ -241,8 +290,9 @@ def _vmap_jacrev(fn, jac, in_axes, out_axes, options):
     compiled: dict = {}
     kept = threading.local()
 
+    @located
     def batched(*args):
-        axes = _axes(in_axes, args)
+        axes = _axes(in_axes, args, py)
         ks = tuple(k % len(args) for k in nums)
         one = jit(py, **opts)(*_example(args, axes))
         if isinstance(one, np.ndarray) and one.ndim == 1:

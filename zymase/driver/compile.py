@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ..backends.registry import get_backend
+from ..frontend.args import arg_name
 from ..frontend.captures import describe_all, restore_all
 from ..frontend.typing import flatten
 from ..ir.ops import TapePushRef
@@ -73,8 +74,10 @@ def compile_derivative(fn, args, req: Request, options: Options, count_tape: boo
         found = {}
         payload = disk_cache.load(ident, backend, lambda p: _restored(fn, p, found))
         if payload is not None:
-            return _derivative(backend, backend.load(payload["artifact"]), tpls, payload["d"],
-                               found["captures"])
+            d = _derivative(backend, backend.load(payload["artifact"]), tpls, payload["d"],
+                            found["captures"])
+            d.names = [arg_name(fn, k) for k in range(len(args))]
+            return d
     c = run_stages(Compilation(fn, tpls, options, req, backend, count_tape=count_tape,
                                dump=dump))
     n_res = len(flatten(c.result)) if c.result is not None else 0
@@ -85,6 +88,7 @@ def compile_derivative(fn, args, req: Request, options: Options, count_tape: boo
              "n_flat_args": c.n_flat_args, "n_flat_results": n_res,
              "written": list(c.written), "keeps_refs": keeps_references(c.module)}
     d = _derivative(backend, c.artifact, tpls, facts, c.captures, c.module)
+    d.names = [arg_name(fn, k) for k in range(len(args))]
     if ident is not None:
         captures = describe_all(c.captures, fn)
         saved = c.artifact.save()

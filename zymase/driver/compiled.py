@@ -4,7 +4,7 @@ executable with what the transforms need to call it on user values."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ class Specialization:
     llvm_ir: str  # the backend's listing ("" when it has none)
     fast: int | None = None  # address of the fast C entry, when this signature has one
     captures: Any = None  # what the code read from outside its arguments (frontend/captures.py)
+    names: list = field(default_factory=list)  # how messages name each user argument
 
     def __call__(self, args):
         flat = [v for a, t in zip(args, self.templates) for v in flatten_arg(a, t)]
@@ -92,7 +93,8 @@ class Derivative:
         if isinstance(k, tuple):
             return "the shadow of " + self._describe(k[1])
         pos, path = self.leaf_of[k]
-        return f"argument {pos}" + "".join(f"[{p!r}]" for p in path)
+        name = self.names[pos].split(" of ")[0] if pos < len(self.names) else f"argument {pos}"
+        return name + "".join(f"[{p!r}]" for p in path)
 
     def call(self, flat: list) -> list:
         return self.entry.call(flat, self.outer(flat))

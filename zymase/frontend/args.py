@@ -171,16 +171,20 @@ def _host(x, where, written_back: list):
             x = x.view(np.ndarray)
         if x.ndim == 0:
             return _host(x[()], where, written_back)
-        if x.dtype.char == "e":
-            copy = x.astype(np.float32)
-        elif not x.dtype.isnative:
-            copy = x.astype(x.dtype.newbyteorder("="))
-        else:
+        if x.dtype.char != "e" and x.dtype.isnative:
             return x
-        if x.flags.writeable:
-            written_back.append((x, copy))
-        else:
+        for original, copy in written_back:
+            if original is x:  # (one array passed twice: one copy, as one buffer)
+                return copy
+            if np.may_share_memory(original, x):
+                raise ZymaseTypeError(
+                    f"{where} overlaps another float16 or byte-swapped argument; zymase "
+                    "computes on converted copies, which would not share memory: pass "
+                    "x.astype(np.float32) (or a native-order copy) and convert back")
+        copy = x.astype(np.float32 if x.dtype.char == "e" else x.dtype.newbyteorder("="))
+        if not x.flags.writeable:
             copy.flags.writeable = False
+        written_back.append((x, copy))
         return copy
     if _is_jax_array(x):
         return host_view(x, where)
@@ -342,5 +346,6 @@ def with_arguments(fn, args: tuple, kwargs: dict | None, run):
     written_back: list = []
     out = run(call_arguments(fn, args, kwargs, written_back))
     for original, copy in written_back:
-        np.copyto(original, copy, casting="unsafe")
+        if original.flags.writeable:
+            np.copyto(original, copy, casting="unsafe")
     return out

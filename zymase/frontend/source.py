@@ -70,12 +70,51 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> S
 
 
 def python_function(fn):
-    """The plain Python function behind ``fn`` (unwraps numba and zymase dispatchers)."""
+    """The plain Python function behind ``fn`` (unwraps numba and zymase dispatchers; a
+    ``custom_jvp``/``custom_vjp`` function becomes a function that calls it, so that a
+    transform of it uses its rule)."""
     for attr in ("py_func", "__zymase_fn__"):
         inner = getattr(fn, attr, None)
         if inner is not None:
             return python_function(inner)
+    if getattr(fn, "__zymase_custom__", False):
+        return _calling(fn)
     return fn
+
+
+def _calling(custom):
+    """``def name(params): return custom(params)``, made once per custom function, with its
+    text in ``linecache`` (compiled like any function; the call takes the rule)."""
+    made = getattr(custom, "_zymase_entry", None)
+    if made is not None:
+        return made
+    try:
+        sig = inspect.signature(custom.fn)
+    except (TypeError, ValueError):
+        return custom
+    params, star = [], False
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return custom  # (refused as the function itself would be)
+        if p.kind == p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        params.append(p.name)
+    name = getattr(custom.fn, "__name__", "")
+    name = name if name.isidentifier() else "custom_function"
+    names = [p for p in params if p != "*"]
+    passed = ", ".join(n if sig.parameters[n].kind != inspect.Parameter.KEYWORD_ONLY
+                       else f"{n}={n}" for n in names)
+    file = f"<zymase: {name} and its derivative rule>"
+    text = f"def {name}({', '.join(params)}):\n    return __zymase_rule({passed})\n"
+    linecache.cache[file] = (len(text), None, text.splitlines(True), file)
+    namespace = {"__zymase_rule": custom}
+    exec(compile(text, file, "exec"), namespace)
+    made = namespace[name]
+    made.__defaults__ = getattr(custom.fn, "__defaults__", None)
+    made.__kwdefaults__ = getattr(custom.fn, "__kwdefaults__", None)
+    custom._zymase_entry = made
+    return made
 
 
 def get_source(fn) -> Source:

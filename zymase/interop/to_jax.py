@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,25 +54,65 @@ _PRIMITIVE = None
 _MADE: dict = {}  # (function, settings) -> its JaxOp
 
 
-def to_jax(fn, *, out_shapes=None, writes=(), **options):
-    """``fn`` as a JAX operation whose derivatives are zymase's.
+def to_jax(fn: Callable[..., Any], *,
+           out_shapes: Callable[..., Any] | tuple[Any, ...] | None = None,
+           writes: str | int | Sequence[str | int] = (), **options: Any) -> JaxOp:
+    """A zymase function as a JAX operation whose derivatives are zymase's.
 
-    ``fn`` returns a number, an array or a tuple of them.  Call the result with JAX (or NumPy)
-    arrays and constants; it works under ``jax.jit``, ``jax.grad``, ``jax.jvp``, ``jax.vjp``,
-    ``jax.vmap``, ``jax.hessian`` and inside ``jax.shard_map`` (each shard calls the compiled
-    code on its block).  ``out_shapes`` and ``writes``: as in ``to_torch``.  ``options``: those
-    of ``zymase.grad``.
+    The result is called like ``fn``, with JAX (or NumPy) arrays for the array arguments and
+    Python values for the rest (constants: one compiled specialization per value).  Each call
+    binds one JAX primitive that XLA runs as an FFI custom call into the compiled code (no
+    Python runs then, on CPU).  It works under ``jax.jit``, ``jax.grad``, ``jax.jvp``,
+    ``jax.vjp``, ``jax.linearize``, ``jax.vmap``, ``jax.hessian`` (a function of one float
+    array returning one float) and inside ``jax.shard_map`` (each shard calls the compiled
+    code on its block).  Its JVP is zymase's forward mode, its transpose zymase's reverse mode,
+    its vmap ``zymase.vmap``'s compiled loop.  Without ``jax_enable_x64``, NumPy float64
+    inputs become float32 as usual in JAX.  Making the same operation twice returns the first
+    one.
 
-        >>> import jax, jax.numpy as jnp, numpy as np, zymase
-        >>> jax.config.update("jax_enable_x64", True)
+    Args:
+        fn: A plain Python function (or a ``zymase.jit`` one) returning a number, an array or
+            a tuple of them.
+        out_shapes: Only where a result's shape does not follow from the arguments' shapes
+            (an error says so): a function of the arguments' shapes (tuples, for arrays) and
+            the constants returning one shape per result, or the shape(s) themselves.
+        writes: The names (or positions) of arguments ``fn`` fills in place (``def f(x,
+            out): out[:] = ...``): the operation returns their final contents after ``fn``'s
+            own results (JAX arrays are not changed; their initial contents are
+            differentiated too).
+        **options: Compilation options, as for ``zymase.grad``: ``fastmath``,
+            ``boundscheck``, ``disable``, ``memory_limit``, ``backend``, ``cache``,
+            ``deterministic``, ``parallel`` (an unknown name raises ``TypeError`` at the
+            first call).
+
+    Returns:
+        A ``JaxOp``: callable like ``fn``, returning ``jax.Array`` results (a tuple for
+        several); ``op.flat(*args)`` gives them as a flat list.
+
+    Raises:
+        ZymaseImportError: JAX is not installed.
+        ZymaseTypeError: When called: no argument is an array.
+        ZymaseValueError: When called: a result's shape needs ``out_shapes``, or ``writes``
+            names no parameter of ``fn``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, zymase
         >>> def energy(x, k):
         ...     e = 0.0
         ...     for i in range(x.shape[0] - 1):
         ...         e += k * (x[i + 1] - x[i]) ** 2
         ...     return e
         >>> op = zymase.to_jax(energy)
-        >>> jax.grad(lambda x: op(x, 0.5))(jnp.array([0.0, 1.0, 3.0]))
-        Array([-1., -1.,  2.], dtype=float64)
+        >>> grad = jax.jit(jax.grad(lambda x: op(x, 0.5)))
+        >>> grad(jnp.array([0.0, 1.0, 3.0]))  # doctest: +ELLIPSIS
+        Array([-1., -1.,  2.], dtype=float...)
+        >>> def fill(x, out):
+        ...     for i in range(x.shape[0]):
+        ...         out[i] = 2.0 * x[i]
+        ...     return (x * x).sum()
+        >>> sq_and_double = zymase.to_jax(fill, writes="out")
+        >>> sq_and_double(jnp.array([1.0, 2.0]), jnp.zeros(2))  # doctest: +ELLIPSIS
+        (Array(5., dtype=float...), Array([2., 4.], dtype=float...))
     """
     try:  # one operation per function and settings (its compiled kernels are kept)
         key = (python_function(fn), out_shapes, writes, tuple(sorted(options.items())))

@@ -30,6 +30,8 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,19 +60,50 @@ _forward_ad = None  # torch.autograd.forward_ad, once a TorchOp is made
 _MADE: dict = {}  # (function, settings) -> its TorchOp
 
 
-def to_torch(fn, *, out_shapes=None, writes=(), name: str | None = None, **options):
-    """``fn`` as a PyTorch operation whose derivatives are zymase's.
+def to_torch(fn: Callable[..., Any], *,
+             out_shapes: Callable[..., Any] | tuple[Any, ...] | None = None,
+             writes: str | int | Sequence[str | int] = (), name: str | None = None,
+             **options: Any) -> TorchOp:
+    """A zymase function as a PyTorch operation whose derivatives are zymase's.
 
-    ``fn`` is a plain Python function (or a ``zymase.jit`` one) returning a number, an array or
-    a tuple of them.  Call the result with tensors for the arrays and Python values for the
-    rest (constants: ints, floats, strings...).  ``out_shapes``: only where a result's shape
-    does not follow from the arguments' shapes (an error says so): a function of the
-    arguments' shapes (tuples) and constants returning one shape per result.  ``writes``: the
-    names (or positions) of arguments ``fn`` fills in place (``def f(x, out): out[:] = ...``):
-    the operation returns their final contents after ``fn``'s own results (their tensors are
-    not changed: the operation works on copies, whose initial contents are differentiated
-    too).  ``options`` are those of ``zymase.grad`` (``fastmath``, ``memory_limit``, ...).
+    Call the result with tensors for the arrays (CPU; float32, float64, int32, int64, bool)
+    and Python values for the rest (constants: ints, floats, strings...; one compiled
+    specialization per value); it returns tensors.  Each call goes through custom operators
+    of the ``zymase`` namespace (``torch.library.custom_op``) inside an
+    ``autograd.Function`` whose ``backward`` is zymase's reverse mode and ``jvp`` zymase's
+    forward mode, so it works under ``loss.backward()``, ``torch.autograd.grad``,
+    ``torch.func.{grad, jvp, vjp, vmap, jacrev, jacfwd}``, ``torch.autograd.forward_ad`` and
+    ``torch.compile(fullgraph=True)`` (no graph break); second derivatives
+    (``torch.func.hessian``, double backward) for a function of one float tensor returning
+    one number.  Making the same operation twice returns the first one.
 
+    Args:
+        fn: A plain Python function (or a ``zymase.jit`` one) returning a number, an array or
+            a tuple of them.
+        out_shapes: Only where a result's shape does not follow from the arguments' shapes
+            (an error says so): a function of the arguments' shapes (tuples) and constants
+            returning one shape per result, or the shape(s) themselves.
+        writes: The names (or positions) of arguments ``fn`` fills in place (``def f(x,
+            out): out[:] = ...``): the operation returns their final contents after ``fn``'s
+            own results (their tensors are not changed: the operation works on copies, whose
+            initial contents are differentiated too).
+        name: The base name of the registered operators (default: ``fn``'s name; a counter
+            is appended), as seen in ``torch.ops.zymase`` and in traces.
+        **options: Compilation options, as for ``zymase.grad``: ``fastmath``,
+            ``boundscheck``, ``disable``, ``memory_limit``, ``backend``, ``cache``,
+            ``deterministic``, ``parallel``.
+
+    Returns:
+        A ``TorchOp``: callable like ``fn``, returning tensors (a tuple for several results).
+
+    Raises:
+        ZymaseImportError: PyTorch is not installed.
+        ZymaseTypeError: When called: no argument is a tensor, or a non-tensor argument is
+            not a hashable constant.
+        ZymaseValueError: When called: a tensor is not on the CPU, a result's shape needs
+            ``out_shapes``, or ``writes`` names no parameter of ``fn``.
+
+    Examples:
         >>> import numpy as np, torch, zymase
         >>> def energy(x, k):
         ...     e = 0.0

@@ -35,12 +35,20 @@ def release_memory() -> int:
 
     Reverse-mode derivatives keep their tape (the values the adjoint sweep reads back) for the
     next call when it is 1 MiB or more, up to ``ZYMASE_TAPE_CACHE`` bytes (default: an eighth of
-    physical memory), and compiled code keeps up to 8 freed arrays of 256 KiB to 16 MiB for its
-    next allocations, because fresh memory costs a page fault per 4 KiB on first touch.
+    physical memory; see ``set_tape_cache``), and compiled code keeps up to 8 freed arrays of
+    256 KiB to 16 MiB for its next allocations, because fresh memory costs a page fault per
+    4 KiB on first touch.  This hands all of it back to the allocator; later calls simply
+    allocate again.  Compiled code itself is not freed.
 
-    >>> import zymase
-    >>> zymase.release_memory() >= 0
-    True
+    Returns:
+        The number of bytes freed (0 when nothing was kept).
+
+    Examples:
+        >>> import zymase
+        >>> zymase.release_memory() >= 0
+        True
+        >>> zymase.release_memory()               # nothing left to free
+        0
     """
     global _RELEASE
     with _LOCK:
@@ -52,8 +60,26 @@ def release_memory() -> int:
 
 
 def set_tape_cache(nbytes: int) -> int:
-    """Set the most bytes of tape kept between calls (0: none; see ``release_memory``);
-    returns the previous limit."""
+    """Set the most bytes of reverse-mode tape kept between calls; returns the previous limit.
+
+    A reverse-mode derivative whose tape is 1 MiB or more hands its buffer back to the
+    process when it returns, and the next call reuses it (fresh memory would cost a page
+    fault per 4 KiB).  This bounds the buffer kept; the initial limit is
+    ``$ZYMASE_TAPE_CACHE`` bytes, else an eighth of physical memory.
+
+    Args:
+        nbytes: The new limit in bytes; 0 (or less) keeps nothing and frees what is kept
+            now (``release_memory``).
+
+    Returns:
+        The previous limit, in bytes.
+
+    Examples:
+        >>> import zymase
+        >>> before = zymase.set_tape_cache(64 << 20)   # keep at most 64 MiB of tape
+        >>> zymase.set_tape_cache(before)              # restore; returns the limit just set
+        67108864
+    """
     before = int(POOL[1])
     POOL[1] = max(int(nbytes), 0)
     if nbytes <= 0:

@@ -345,8 +345,23 @@ def _default() -> int:
 
 
 def get_num_threads() -> int:
-    """The thread count parallel loops use: ``set_num_threads``'s, else ``ZYMASE_NUM_THREADS``,
-    else the CPUs this process may run on (at most 64)."""
+    """The number of threads parallel loops use.
+
+    ``prange`` loops (and, with ``parallel=True``, large array expressions) run on this many
+    threads: the value of ``set_num_threads`` when it was called, else ``$ZYMASE_NUM_THREADS``,
+    else the number of CPUs this process may run on (at most 64).
+
+    Returns:
+        The thread count, from 1 to 64.
+
+    Raises:
+        ValueError: ``$ZYMASE_NUM_THREADS`` is not an int from 1 to 64 (at the first call).
+
+    Examples:
+        >>> import zymase
+        >>> 1 <= zymase.get_num_threads() <= 64
+        True
+    """
     if _SETTING.value == 0:
         with _LOCK:
             if _SETTING.value == 0:
@@ -355,6 +370,28 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
+    """Set the number of threads parallel loops use, for the whole process.
+
+    Takes effect at the next parallel loop, in code already compiled too (the pool reads the
+    setting at each loop); ``n = 1`` runs the same code serially.  Results of float reductions
+    may differ in the last bits between thread counts unless the code was compiled with
+    ``deterministic=True``.
+
+    Args:
+        n: The thread count, an int from 1 to 64.
+
+    Raises:
+        TypeError: ``n`` is not an int (a bool is refused too).
+        ValueError: ``n`` is not from 1 to 64.
+
+    Examples:
+        >>> import zymase
+        >>> before = zymase.get_num_threads()
+        >>> zymase.set_num_threads(1)
+        >>> zymase.get_num_threads()
+        1
+        >>> zymase.set_num_threads(before)
+    """
     _SETTING.value = _checked(n, "set_num_threads")
 
 
