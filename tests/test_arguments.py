@@ -179,3 +179,34 @@ def test_one_float16_array_passed_twice_stays_one_buffer():
 def test_a_compiled_function_as_a_constant_argument():
     x = np.array([0.5, 1.0])
     assert zymase.jit(_apply)(zymase.jit(_user_square), x) == 1.25
+
+
+def _by_name(x, mode):
+    if mode in ("sq", "square") or mode.upper() == "SQUARE2":
+        return x * x
+    if mode == 3:  # (a string never equals a number: Python says False)
+        return -x
+    return x * len(mode)
+
+
+def _membership(x, i):
+    return x * 2.0 if i in (0, 3) else x
+
+
+def test_strings_are_compared_and_their_methods_run_when_compiling():
+    f = zymase.jit(_by_name)
+    for mode in ("sq", "square", "square2", "abc"):
+        assert f(3.0, mode) == _by_name(3.0, mode)
+    assert zymase.grad(_by_name)(3.0, "sq") == 6.0
+    g = zymase.jit(_membership)
+    assert [g(1.0, i) for i in range(5)] == [_membership(1.0, i) for i in range(5)]
+
+
+def _bad_index(x, s):
+    return x * s.index("z")
+
+
+def test_a_string_method_that_raises_raises_the_same_class():
+    with pytest.raises(ValueError, match="substring not found") as e:
+        zymase.jit(_bad_index)(1.0, "abc")
+    assert "test_arguments.py:" in str(e.value)

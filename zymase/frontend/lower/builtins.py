@@ -394,6 +394,8 @@ def _len(lw, args, kwargs, node):
         return Scalar(v.length, True)
     if isinstance(v, EmptyList):
         return lw.const_int(0)
+    if isinstance(v, PyObj) and isinstance(v.obj, (str, bytes)):
+        return lw.const_int(len(v.obj))
     raise lw.err(ZymaseTypeError, f"len() of {lw.describe(v)}", node)
 
 

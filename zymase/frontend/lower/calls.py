@@ -11,7 +11,7 @@ import ast
 import inspect
 import types
 
-from ...errors import UnsupportedError, ZymaseTypeError
+from ...errors import RUNTIME_ERRORS, UnsupportedError, ZymaseTypeError
 from ...ir.ops import Call, Conj
 from ...ir.printer import Symbol
 from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
@@ -40,6 +40,9 @@ class BoundMethod:
         self.obj, self.name = obj, name
 
 
+IMMUTABLE = (str, bytes, tuple, int, float, complex, frozenset)
+
+
 def call_object(lw, obj, args, kwargs, node):
     if isinstance(obj, BoundMethod):
         return call_method(lw, obj.obj, obj.name, args, kwargs, node)
@@ -58,6 +61,19 @@ def call_object(lw, obj, args, kwargs, node):
         return out
     if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
         return lw.call_user(obj, args, kwargs, node)
+    if isinstance(getattr(obj, "__self__", None), IMMUTABLE) and \
+            isinstance(obj, types.BuiltinMethodType):
+        # a method of a constant string or tuple, on constants (`mode.startswith("s")`)
+        known = [lw.python_value(a) for a in [*args, *kwargs.values()]]
+        if all(ok for ok, _ in known):
+            values = [v for _, v in known]
+            try:
+                out = obj(*values[:len(args)], **dict(zip(kwargs, values[len(args):])))
+            except Exception as e:  # (raised when compiling, of the class Python raises)
+                cls = next((RUNTIME_ERRORS[c.__name__] for c in type(e).__mro__
+                            if c.__name__ in RUNTIME_ERRORS), ZymaseTypeError)
+                raise lw.err(cls, f"{type(e).__name__}: {e}", node) from None
+            return lw.pyvalue(out, node)
     name = getattr(obj, "__qualname__", None) or repr(obj)
     mod = getattr(obj, "__module__", None)
     full = f"{mod}.{name}" if mod and mod != "builtins" else name

@@ -281,6 +281,20 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
     def const_int(self, v: int) -> Scalar:
         return Scalar(self.b.i64(v), True)
 
+    def python_value(self, v):
+        """``(True, value)`` for an FVal known when compiling as a plain Python value (a
+        constant held for an argument, a number constant, a tuple of these), else
+        ``(False, None)``."""
+        if isinstance(v, PyObj):
+            return (not isinstance(v.obj, BoundMethod)), v.obj
+        if isinstance(v, Scalar) and isinstance(v.value.op, Constant):
+            return True, v.value.op.attrs["value"]
+        if isinstance(v, Tup) and not isinstance(v, TupList):
+            items = [self.python_value(x) for x in v.items]
+            if all(ok for ok, _ in items):
+                return True, tuple(x for _, x in items)
+        return False, None
+
     def constant_of(self, v):
         """The Python value of a compile-time constant FVal, or None."""
         if isinstance(v, PyObj):
@@ -291,7 +305,9 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
 
     def describe(self, v) -> str:
         if isinstance(v, Scalar):
-            return f"a {'Python ' if v.weak else ''}{v.type.np_dtype.name} scalar"
+            if v.weak:
+                return f"a Python {_PY_KIND.get(v.type.kind, v.type.np_dtype.name)}"
+            return f"a {v.type.np_dtype.name} scalar"
         if isinstance(v, Array):
             return f"an array of {v.type.dtype.np_dtype.name} (ndim={v.type.ndim})"
         if isinstance(v, Tup):
@@ -552,9 +568,28 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
                 raise self.err(UnsupportedError, "`is` is only supported between compile-time "
                                "objects such as None", node)
             return self.const_bool((a.obj is b.obj) == isinstance(op, ast.Is))
+        known_a, pa = self.python_value(a)
+        known_b, pb = self.python_value(b)
+        if known_a and known_b and (isinstance(a, PyObj) or isinstance(b, PyObj) or
+                                    isinstance(op, (ast.In, ast.NotIn))):
+            # constants held for arguments: `mode == "sq"`, `kind in ("a", "b")`
+            return self.const_bool(_py_compare(type(op), pa, pb))
+        for p, q in ((a, b), (b, a)):  # a string or None never equals a number
+            if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(p, PyObj) and \
+                    isinstance(p.obj, (str, bytes, type(None))) and isinstance(q, Scalar):
+                return self.const_bool(isinstance(op, ast.NotEq))
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(b, Tup) and \
+                isinstance(a, Scalar) and all(isinstance(x, Scalar) for x in b.items):
+            found = self.const_bool(False)  # `i in (0, n - 1)`: any of the equalities
+            for x in b.items:
+                e = self.compare(ast.Eq(), a, x, node)
+                found = e if self.constant_of(found) is False else \
+                    Scalar(self.b.op(OrI, found.value, e.value), True)
+            return found if isinstance(op, ast.In) else self.negate(found)
         if type(op) not in COMPARE:
-            raise self.err(UnsupportedError, f"comparison `{symbol(op)}` is not supported here",
-                           node)
+            raise self.err(UnsupportedError, f"comparison `{symbol(op)}` is only supported "
+                           "between values known when compiling (strings, tuples of numbers "
+                           "and of constants)", node)
         if isinstance(a, Array) or isinstance(b, Array):
             return self.array_compare(COMPARE[type(op)], a, b, node)
         ca, cb = self.constant_of(a), self.constant_of(b)
@@ -688,7 +723,11 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
                                    lambda: self.expr(node.orelse), node)
 
 
+_PY_KIND = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
+
+
 def _py_compare(opk, a, b):
     ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-           ast.Gt: operator.gt, ast.GtE: operator.ge}
+           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda x, y: x in y,
+           ast.NotIn: lambda x, y: x not in y}
     return bool(ops[opk](a, b))

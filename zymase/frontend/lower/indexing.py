@@ -550,8 +550,13 @@ class IndexingMixin:
                                    {"keep": keep}).result)
 
     def range_args(self, args, node):
-        if not 1 <= len(args) <= 3 or not all(isinstance(a, Scalar) for a in args):
-            raise self.err(ZymaseTypeError, "range() takes 1 to 3 integer arguments", node)
+        if not 1 <= len(args) <= 3:
+            raise self.err(ZymaseTypeError, f"range() takes 1 to 3 integer arguments, not "
+                           f"{len(args)}", node)
+        for a in args:
+            if not isinstance(a, Scalar):
+                raise self.err(ZymaseTypeError, f"range() arguments must be integers, not "
+                               f"{self.describe(a)}", node)
         for a in args:
             if not (a.type.is_int or a.type == I1):
                 raise self.err(ZymaseTypeError, f"range() arguments must be integers, not "
