@@ -32,10 +32,10 @@ from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
-from ..frontend.args import call_arguments
+from ..frontend.args import arg_name, call_arguments
 from ..frontend.source import python_function
 from .grad import options_of
-from .values import flat_args, located, scalar_out
+from .values import flat_args, has_float, located, scalar_out
 
 
 class Mode:
@@ -306,14 +306,21 @@ def _check_shadow(a, shadow, what):
 def _reverse(mode, fn, args, options, given):
     primals = tuple(_plain(a) for a in args)
     nums = tuple(k for k, a in enumerate(args) if isinstance(a, (Active, Duplicated)))
+    py = python_function(fn)
     for k, a in enumerate(args):
+        name = arg_name(py, k).split(" of ")[0]
         if isinstance(a, BatchDuplicated):
             raise DifferentiationError("BatchDuplicated is for forward mode", caller_loc())
         if isinstance(a, Active) and isinstance(a.val, np.ndarray):
-            raise DifferentiationError(f"argument {k} is an array: use Duplicated(a, da) for "
+            raise DifferentiationError(f"{name} is an array: use Duplicated(a, da) for "
                                        "arrays (Active is for scalars)", caller_loc())
+        if isinstance(a, (Active, Duplicated)) and not has_float(a.val, arg_name(py, k)):
+            raise DifferentiationError(
+                f"{name} of {py.__name__}() is marked {type(a).__name__} but holds no "
+                f"floats ({type(a.val).__name__}): pass it plain or as Const(...)",
+                caller_loc())
         if isinstance(a, Duplicated):
-            _check_shadow(a.val, a.dval, f"argument {k}")
+            _check_shadow(a.val, a.dval, name)
     comp = _compiled(fn, options)
     desc = comp.primal(primals).result
     scalar_result = desc[0] == "s" and desc[1].is_inexact
@@ -358,7 +365,8 @@ def _forward(mode, fn, args, options):
     nums = tuple(k for k, a in enumerate(args) if isinstance(a, (Duplicated, BatchDuplicated)))
     for k, a in enumerate(args):
         if isinstance(a, Active):
-            raise DifferentiationError(f"argument {k}: Active is for reverse mode; in forward "
+            raise DifferentiationError(f"{arg_name(python_function(fn), k)}: Active is for "
+                                       "reverse mode; in forward "
                                        "mode pass Duplicated(x, dx) with the tangent dx",
                                        caller_loc())
     comp = _compiled(fn, options)
@@ -371,7 +379,7 @@ def _forward(mode, fn, args, options):
         lanes = a.dvals if isinstance(a, BatchDuplicated) else (a.dval,)
         for lane in lanes:
             if isinstance(flat[i], np.ndarray):
-                _check_shadow(flat[i], lane, f"argument {k}")
+                _check_shadow(flat[i], lane, arg_name(python_function(fn), k).split(" of ")[0])
                 if flat[i].flags.c_contiguous and not lane.flags.c_contiguous:
                     copies.append((lane, np.ascontiguousarray(lane)))
                     lane = copies[-1][1]

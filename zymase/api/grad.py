@@ -29,7 +29,7 @@ from ..backends.registry import get_backend, register_backend
 from ..driver.cache import shared
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
-from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
+from ..errors import DifferentiationError, ZymaseError, ZymaseTypeError, at_caller, caller_loc
 from ..frontend.args import call_arguments, flatten_arg, with_arguments
 from ..frontend.source import get_source, python_function
 from ..frontend.typing import Array
@@ -471,12 +471,16 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         (array([ 3., 12.]), array([6., 0.]))
     """
     try:
-        return _jvp(fn, tuple(primals), tuple(tangents), optimize_before_ad, options)
+        return _jvp(fn, primals, tangents, optimize_before_ad, options)
     except ZymaseError as e:
         raise at_caller(e) from None
 
 
 def _jvp(fn, primals, tangents, optimize_before_ad, options):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise ZymaseTypeError("jvp(f, primals, tangents) takes tuples, one entry per argument: "
+                              "jvp(f, (x,), (v,)), not jvp(f, x, v)", caller_loc())
+    primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise DifferentiationError("jvp needs one tangent per primal (None for constants)",
                                    caller_loc())

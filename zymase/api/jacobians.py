@@ -18,16 +18,16 @@ import numpy as np
 from ..backends.registry import get_backend
 from ..driver.cache import shared
 from ..driver.request import Request
-from ..driver.signature import flat_leaves, is_inexact, rebuild_result
-from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
+from ..driver.signature import rebuild_result
+from ..errors import DifferentiationError, ZymaseError, ZymaseTypeError, at_caller, caller_loc
 from ..frontend.args import arg_name, call_arguments
 from .grad import options_of
 from .values import (
-    arg_template,
     as_tangent,
     check_differentiable,
     flat_args,
     gather_adjoints,
+    has_float,
     located,
     normalize_argnums,
     rebuild,
@@ -540,7 +540,15 @@ def hvp(fn: Callable[..., Any], argnums: int = 0, **options: Any) -> Callable[..
     comp = shared(fn, options_of(options))
 
     def wrapper(*args, **kwargs):
+        if not args:
+            raise at_caller(ZymaseTypeError("hvp(f)(*args, v) takes f's arguments and then the "
+                                            "vector v"))
         *primals, v = args
+        if not isinstance(v, (float, int, np.ndarray, np.generic, list, tuple)) or \
+                isinstance(v, bool):
+            raise at_caller(ZymaseTypeError(
+                f"hvp(f)(*args, v): the last argument is the vector v, shaped like the "
+                f"argument it multiplies; got {type(v).__name__} {v!r}"[:200]))
         primals = call_arguments(comp.fn, tuple(primals), kwargs)
         try:
             return _hvp(comp, primals, argnums, [v])[0]
@@ -657,10 +665,6 @@ def flatten_like(desc, x):
     if desc[0] == "r":
         return [v for k, sub in desc[2].items() for v in flatten_like(sub, getattr(x, k))]
     return []
-
-
-def has_float(a, where: str = "an argument"):
-    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a, where)))
 
 
 def inexact_type(t):

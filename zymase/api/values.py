@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from ..driver.signature import flat_leaves, is_inexact
-from ..errors import DifferentiationError, ZymaseError, at_caller, caller_loc
+from ..errors import DifferentiationError, ZymaseError, ZymaseTypeError, at_caller, caller_loc
 from ..frontend.args import (
     arg_name,
     flatten_arg,
@@ -66,6 +66,11 @@ def on_inputs_devices(result, args):
 
 
 def normalize_argnums(argnums, nargs, fn):
+    ok = isinstance(argnums, int) or (isinstance(argnums, (tuple, list)) and
+                                      all(isinstance(k, int) for k in argnums))
+    if not ok or isinstance(argnums, bool):
+        raise ZymaseTypeError(f"argnums is an int or a tuple of ints (positions of "
+                              f"{fn.__name__}()'s arguments), not {argnums!r}", caller_loc())
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for k in nums:
         if not -nargs <= k < nargs:
@@ -144,3 +149,8 @@ def scalar_out(value, t):
 
 def arg_template(x, where: str = "an argument"):
     return param_template(x, where)
+
+
+def has_float(a, where: str = "an argument") -> bool:
+    """Whether argument value ``a`` holds a float or complex (what can be differentiated)."""
+    return any(is_inexact(leaf) for _, leaf in flat_leaves(arg_template(a, where)))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ZymaseTypeError, ZymaseValueError
-from ..frontend.args import arg_name
+from ..frontend.args import arg_name, call_arguments
 from ..frontend.source import python_function
 from ..lang import prange
 from .grad import grad
@@ -120,7 +120,7 @@ def vmap(fn: Callable[..., Any], in_axes: int | None | Sequence[int | None] = 0,
 
     @located
     def batched(*args):
-        axes = _axes(in_axes, args, py)
+        args, axes = _bound(py, args, in_axes)
         one = jit(py, **options).specialization(*_example(args, axes))
         key = (axes, _structure(one.result), out_axes)
         g = compiled.get(key)
@@ -139,6 +139,14 @@ def batched_function(py, axes, result_desc):
     arguments with an axis in ``axes`` (None: shared), results stacked along axis 0;
     ``result_desc``: ``py``'s result (``Specialization.result``)."""
     return _write(py, len(axes), tuple(axes), _structure(result_desc), 0)
+
+
+def _bound(py, args, in_axes):
+    """One argument per parameter of ``py`` (defaults filled in, as constants: no axis) and
+    the axis each is mapped over."""
+    axes = _axes(in_axes, args, py)
+    full = call_arguments(python_function(py), args)
+    return full, axes + (None,) * (len(full) - len(args))
 
 
 def _axes(in_axes, args, py) -> tuple:
@@ -245,7 +253,7 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
 
     @located
     def batched(*args):
-        axes = _axes(in_axes, args, py)
+        args, axes = _bound(py, args, in_axes)
         ks = tuple(k % len(args) for k in nums)
         n, new, batch = _batched_args(args, axes, ks, kept)
         key = (batch, ks)
@@ -292,7 +300,7 @@ def _vmap_jacrev(fn, jac, in_axes, out_axes, options):
 
     @located
     def batched(*args):
-        axes = _axes(in_axes, args, py)
+        args, axes = _bound(py, args, in_axes)
         ks = tuple(k % len(args) for k in nums)
         one = jit(py, **opts)(*_example(args, axes))
         if isinstance(one, np.ndarray) and one.ndim == 1:

@@ -30,8 +30,9 @@ from ..autodiff.forward import jvp_function
 from ..autodiff.reverse import PARALLEL_ADJOINT, grad_function
 from ..autodiff.split import split_function
 from ..backends.base import Artifact, Backend
-from ..errors import UnsupportedError
+from ..errors import DifferentiationError, UnsupportedError
 from ..frontend.module import ModuleLowerer
+from ..frontend.source import source_loc
 from ..ir.core import Module
 from ..ir.printer import print_module
 from ..ir.types import ArrayType
@@ -167,6 +168,14 @@ def reverse(c: Compilation) -> None:
     follow a tape between calls); "rev-split" keeps no memory limit (``split`` needs the whole
     tape)."""
     req, opts = c.request, c.options
+    func = c.module[c.func]
+    if any(r >= len(func.result_types) for r in req.results):
+        what = "None (no `return` of a value)" if c.result is None or \
+            getattr(c.result, "obj", 0) is None else "no number or array"
+        raise DifferentiationError(
+            f"{getattr(c.fn, '__name__', 'the function')}() returns {what}: reverse mode "
+            "differentiates a returned float (grad, hessian) or float arrays (vjp, jacrev)",
+            source_loc(c.fn))
     how = {"disable": opts.disable, "memory_limit": opts.memory_limit, "lower": lower_library}
     if req.mode == "fwd-rev":
         how.update(disable=opts.disable | {"snapshot"}, split_calls=False)

@@ -51,7 +51,7 @@ def same_everywhere(key) -> bool:
     text does not say which object they were)."""
     if type(key) is tuple:
         if len(key) == 3 and key[0] == "static":
-            return type(key[2]) in (str, bytes)
+            return type(key[2]) in (str, bytes, type(None))
         return all(same_everywhere(k) for k in key)
     return True
 

@@ -10,9 +10,7 @@ become structs of their fields, and dicts with string keys structs of their entr
 from __future__ import annotations
 
 import dataclasses
-import enum
 import inspect
-import types
 import weakref
 
 import numpy as np
@@ -20,31 +18,28 @@ import numpy as np
 from ..errors import ZymaseTypeError
 from ..ir.core import Value
 from ..ir.types import ArrayType, scalar_from_dtype
-from .typing import Array, PyObj, Scalar, Struct, Tup, TupList, python_scalar_stype
+from .typing import Array, PyObj, Scalar, Struct, Tup, TupList, python_scalar_stype, static_key
 
-# Values held constant (one specialization per value, like JAX's static arguments): their
-# equality is their identity or an immutable value, so a cached specialization stays right.
-_STATIC_TYPES = (str, bytes, enum.Enum, type, np.dtype, types.FunctionType,
-                 types.BuiltinFunctionType, np.ufunc)
-
-
-def static_key(x):
-    """The cache key of an argument held constant (a string, bytes, an enum member, a function,
-    a class, a dtype), or None when ``x`` is not one."""
-    if isinstance(x, _STATIC_TYPES) or getattr(x, "__zymase_fn__", None) is not None:
-        return ("static", type(x), x)
-    return None
-
-
-_OPERATORS = ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__",
-              "__matmul__", "__pow__", "__neg__", "__array_ufunc__", "__array_function__")
+# what a subclass may define without changing how ndarray computes
+_HARMLESS = frozenset({"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__",
+                       "__new__", "__init__", "__array_finalize__", "__array_wrap__",
+                       "__reduce__", "__reduce_ex__", "__setstate__", "__repr__", "__str__",
+                       "__annotations__", "__init_subclass__", "__class_getitem__", "__slots__",
+                       "__array_priority__", "__firstlineno__", "__static_attributes__"})
 
 
 def plain_subclass(t) -> bool:
-    """Whether ndarray subclass ``t`` computes as ``ndarray`` does (it overrides no arithmetic
-    operator and no ufunc or function hook: ``np.memmap`` does not, ``np.matrix`` and masked
-    arrays do), so that a view as ``ndarray`` computes what NumPy would."""
-    return all(getattr(t, name, None) is getattr(np.ndarray, name) for name in _OPERATORS)
+    """Whether ndarray subclass ``t`` computes as ``ndarray`` does: none of its classes
+    redefines an ndarray operator, method or hook (``np.memmap`` does not; ``np.matrix`` and
+    masked arrays do), so that a view as ``ndarray`` computes what NumPy would."""
+    for c in t.__mro__:
+        if c is np.ndarray:
+            return True
+        if c is np.memmap:  # (its __getitem__ and __array_wrap__ only choose the result type)
+            continue
+        if any(name not in _HARMLESS and hasattr(np.ndarray, name) for name in vars(c)):
+            return False
+    return True
 
 
 def param_template(x, where: str):
@@ -52,10 +47,13 @@ def param_template(x, where: str):
     st = python_scalar_stype(x)
     if st is not None:
         return Scalar(Value(st.type), True)
+    key = static_key(x)
+    if key is not None:
+        return PyObj(key[2])
     if isinstance(x, np.ndarray):
         if type(x) is not np.ndarray and not plain_subclass(type(x)):
             raise ZymaseTypeError(f"{where} is a {type(x).__module__}.{type(x).__name__}, an "
-                                  "ndarray subclass whose operators differ from ndarray's "
+                                  "ndarray subclass that redefines ndarray operators or methods "
                                   "(zymase computes as ndarray does); pass np.asarray(x)")
         t = scalar_from_dtype(x.dtype)
         if t is None:
@@ -90,8 +88,6 @@ def param_template(x, where: str):
         return Struct(dict, {k: param_template(v, f"{where}[{k!r}]") for k, v in x.items()})
     if isinstance(x, tuple):
         return Tup(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
-    if x is None or static_key(x) is not None:
-        return PyObj(x)
     if isinstance(x, list) and x and all(isinstance(v, np.ndarray) for v in x):
         return TupList(tuple(param_template(v, f"{where}[{k}]") for k, v in enumerate(x)))
     if isinstance(x, list):
@@ -301,8 +297,8 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None,
     as the compiled code takes them (``_host``: ``jax.Array``\\ s, 0-d, float16 and
     byte-swapped arrays, ndarray subclasses); ``written_back`` collects the ``(original,
     copy)`` pairs whose copy must be stored back after the call (``with_arguments``)."""
+    back = [] if written_back is None else written_back
     if kwargs or any(_viewed(a) for a in args):
-        back = [] if written_back is None else written_back
         args = tuple(_host(a, arg_name(fn, k), back) for k, a in enumerate(args))
         kwargs = {k: _host(v, f"argument `{k}` of {getattr(fn, '__name__', 'function')}()",
                            back) for k, v in (kwargs or {}).items()}
@@ -314,7 +310,7 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None,
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
-            return args
+            return _read_only_unless_written_back(args, back, written_back)
         kinds = [p.kind for p in sig.parameters.values()]
         if any(k in _VARIADIC for k in kinds):
             sig = None
@@ -326,7 +322,7 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None,
             pass
     sig, positional = known
     if sig is None or (not kwargs and len(args) == positional):
-        return args
+        return _read_only_unless_written_back(args, back, written_back)
     try:
         bound = sig.bind(*args, **(kwargs or {}))
     except TypeError as e:
@@ -334,9 +330,17 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None,
     bound.apply_defaults()
     out = tuple(bound.arguments.values())
     if any(_viewed(a) for a in out):  # (a default value)
-        back = [] if written_back is None else written_back
         out = tuple(_host(a, arg_name(fn, k), back) for k, a in enumerate(out))
-    return out
+    return _read_only_unless_written_back(out, back, written_back)
+
+
+def _read_only_unless_written_back(args, back, written_back):
+    """Converted copies nobody stores back are read-only: a write into one is refused rather
+    than lost."""
+    if written_back is None:
+        for _, copy in back:
+            copy.flags.writeable = False
+    return args
 
 
 def with_arguments(fn, args: tuple, kwargs: dict | None, run):
@@ -344,8 +348,9 @@ def with_arguments(fn, args: tuple, kwargs: dict | None, run):
     float16 or byte-swapped arrays stored back into the caller's arrays (rounded to float16,
     as NumPy stores)."""
     written_back: list = []
-    out = run(call_arguments(fn, args, kwargs, written_back))
-    for original, copy in written_back:
-        if original.flags.writeable:
-            np.copyto(original, copy, casting="unsafe")
-    return out
+    try:
+        return run(call_arguments(fn, args, kwargs, written_back))
+    finally:  # (also when the code raised: what it wrote before stays written, as in NumPy)
+        for original, copy in written_back:
+            if original.flags.writeable:
+                np.copyto(original, copy, casting="unsafe")

@@ -18,6 +18,7 @@ the tuple or object is still guarded), and objects' contents beyond the attribut
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import sys
 import types
@@ -193,9 +194,27 @@ def attribute_namespace(obj, name: str):
     if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] in LIBRARIES:
         return None
     if isinstance(obj, type):
-        return None
+        return _class_namespace(obj, name)
     d = getattr(obj, "__dict__", None)
     return d if type(d) is dict and name in d else None
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def _class_namespace(cls: type, name: str):
+    """The dict of the user class (``cls`` or the base it inherits ``name`` from) that holds
+    attribute ``name``: the dict behind its read-only ``__dict__`` proxy, so that
+    ``Config.lr = 0.5`` after compiling is seen, as a global's new value is.  None for
+    built-in and library classes (whose attributes do not change)."""
+    for c in cls.__mro__:
+        if name in vars(c):
+            if not c.__flags__ & _HEAPTYPE or \
+                    c.__module__.split(".")[0] in LIBRARIES | {"enum"}:
+                return None
+            found = [d for d in gc.get_referents(vars(c)) if type(d) is dict]
+            return found[0] if len(found) == 1 and name in found[0] else None
+    return None
 
 
 # ---------------------------------------------------------------------- on disk

@@ -14,7 +14,9 @@ lowered for the same argument types:
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
+import inspect
+
+from ..errors import DifferentiationError, UnsupportedError
 from ..ir.core import Value
 from ..ir.printer import Symbol
 from .typing import Array, PyObj, Scalar, Struct, Tup
@@ -53,6 +55,17 @@ def lower_rules(lw, cf, callee: str, params, result, node) -> None:
         if not isinstance(bres, Tup) or len(bres.items) != len(params):
             raise UnsupportedError(f"a custom_vjp backward rule must return a tuple of "
                                    f"{len(params)} cotangents (None for none)", loc)
+        names = list(inspect.signature(cf.fn).parameters)
+        for k, (p, ct) in enumerate(zip(params, bres.items)):
+            if isinstance(ct, PyObj) and ct.obj is None:
+                continue
+            if isinstance(p, Scalar) and isinstance(ct, Array):  # (no sum is implied)
+                name = f"`{names[k]}`" if k < len(names) else str(k)
+                raise DifferentiationError(
+                    f"the backward rule of {getattr(cf.fn, '__name__', 'the function')}() "
+                    f"returns {lw.describe(ct)} as the cotangent of {name}, which is "
+                    f"{lw.describe(p)}: return one cotangent shaped like each argument "
+                    "(summed over the axes the argument was broadcast along)", loc)
         func.attrs["custom_vjp_fwd"] = Symbol(fwd)
         func.attrs["custom_vjp_bwd"] = Symbol(bwd)
         func.attrs["bwd_cts"] = [not isinstance(c, PyObj) for c in bres.items]

@@ -92,27 +92,28 @@ def _calling(custom):
         sig = inspect.signature(custom.fn)
     except (TypeError, ValueError):
         return custom
-    params, star = [], False
+    params, star, namespace = [], False, {"__zymase_rule": custom}
     for p in sig.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             return custom  # (refused as the function itself would be)
         if p.kind == p.KEYWORD_ONLY and not star:
             params.append("*")
             star = True
-        params.append(p.name)
+        if p.default is p.empty:
+            params.append(p.name)
+        else:  # (a default the frontend reads from the text, as for any function)
+            namespace[f"__zymase_default_{p.name}"] = p.default
+            params.append(f"{p.name}=__zymase_default_{p.name}")
     name = getattr(custom.fn, "__name__", "")
     name = name if name.isidentifier() else "custom_function"
-    names = [p for p in params if p != "*"]
+    names = [p.split("=")[0] for p in params if p != "*"]
     passed = ", ".join(n if sig.parameters[n].kind != inspect.Parameter.KEYWORD_ONLY
                        else f"{n}={n}" for n in names)
     file = f"<zymase: {name} and its derivative rule>"
     text = f"def {name}({', '.join(params)}):\n    return __zymase_rule({passed})\n"
     linecache.cache[file] = (len(text), None, text.splitlines(True), file)
-    namespace = {"__zymase_rule": custom}
     exec(compile(text, file, "exec"), namespace)
     made = namespace[name]
-    made.__defaults__ = getattr(custom.fn, "__defaults__", None)
-    made.__kwdefaults__ = getattr(custom.fn, "__kwdefaults__", None)
     custom._zymase_entry = made
     return made
 
@@ -150,6 +151,15 @@ def get_source(fn) -> Source:
     desugar(src)  # comprehensions and loop `else` as plain loops
     _CACHE[fn] = src
     return src
+
+
+def source_loc(fn) -> Loc | None:
+    """The location of ``fn``'s ``def`` line (for messages about the function as a whole)."""
+    try:
+        src = get_source(fn)
+    except UnsupportedError:
+        return None
+    return src.loc(src.tree)
 
 
 def _def(fn, file: str):
@@ -225,12 +235,20 @@ def recover_source(code) -> None:
     if not (file.startswith("<") and file.endswith(">")):
         return
     known = linecache.getlines(file)
-    if known and (file not in ("<string>", "<stdin>") or _defines("".join(known), file, code)):
-        return  # (one prompt's "<stdin>" holds each statement in turn: checked)
+    if known and (file.startswith("<ipython-input-") or _defines("".join(known), file, code)):
+        return
     for text in _candidates(file, code):
         if _defines(text, file, code):
             linecache.cache[file] = (len(text), None, text.splitlines(True), file)
             return
+    if known and file in ("<string>", "<stdin>"):
+        # (the text there is another program's: exec inside `python -c`, another prompt line)
+        raise _no_source_named(getattr(code, "co_qualname", code.co_name), file)
+    if known:
+        raise UnsupportedError(
+            f"the text that linecache holds for {file} does not define {code.co_name}() as "
+            "it was compiled (another text was registered under the same name since): "
+            "register each text under a name of its own")
 
 
 def _candidates(file: str, code):
@@ -283,8 +301,12 @@ def _defines(text: str, file: str, code) -> bool:
 
 
 def _no_source(fn, file: str) -> UnsupportedError:
+    return _no_source_named(fn.__qualname__, file)
+
+
+def _no_source_named(name: str, file: str) -> UnsupportedError:
     return UnsupportedError(
-        f"cannot read the source of {fn.__qualname__}(): it was defined in {file}, whose text "
+        f"cannot read the source of {name}(): it was defined in {file}, whose text "
         "Python did not keep.  zymase compiles a function from its source: define it in a "
         "file (a module, a script, a notebook cell), at an IPython or Python 3.13+ prompt, or "
         "in `python -c`; for exec() of a string, register the text first with "

@@ -17,8 +17,12 @@ float is a float throughout).
 
 from __future__ import annotations
 
+import enum
+import types
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..ir.core import Value
 from ..ir.types import C128, F64, I1, I64, ArrayType, ScalarType, Type, promote
@@ -131,6 +135,23 @@ def stype(v: Scalar) -> SType:
     return SType(v.value.type, v.weak)
 
 
+# Values held constant (one specialization per value, like JAX's static arguments): their
+# equality is their identity or an immutable value, so a cached specialization stays right.
+_STATIC_TYPES = (str, bytes, enum.Enum, type, np.dtype, types.FunctionType,
+                 types.BuiltinFunctionType, np.ufunc, type(np.sum), type(None))
+
+
+def static_key(x):
+    """The cache key of an argument held constant (a string, bytes, None, an enum member, a
+    function, a class, a dtype), or None when ``x`` is not one.  NumPy strings are strings."""
+    if isinstance(x, np.str_):
+        x = str(x)
+    if isinstance(x, _STATIC_TYPES) or getattr(x, "__zymase_fn__", None) is not None or \
+            getattr(x, "__zymase_custom__", False):
+        return ("static", type(x), x)
+    return None
+
+
 def type_key(v) -> Any:
     """A hashable description of an FVal's static type (used to unify names across paths)."""
     if isinstance(v, Scalar):
@@ -145,7 +166,7 @@ def type_key(v) -> Any:
     if isinstance(v, Struct):
         return ("r", v.pytype, tuple((k, type_key(x)) for k, x in v.fields.items()))
     if isinstance(v, PyObj):
-        return ("p", id(v.obj))
+        return static_key(v.obj) or ("p", id(v.obj))
     if v is UNDEF:
         return ("u",)
     if isinstance(v, EmptyList):

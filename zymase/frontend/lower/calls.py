@@ -11,7 +11,7 @@ import ast
 import inspect
 import types
 
-from ...errors import RUNTIME_ERRORS, UnsupportedError, ZymaseTypeError
+from ...errors import RUNTIME_ERRORS, UnsupportedError, ZymaseError, ZymaseTypeError
 from ...ir.ops import Call, Conj
 from ...ir.printer import Symbol
 from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
@@ -50,7 +50,17 @@ def call_object(lw, obj, args, kwargs, node):
     if handler is not None:
         if obj in SIGNATURES:  # a builtin: bind its arguments as Python does
             args, kwargs = bind_builtin(lw, obj, args, kwargs, node), {}
-        return handler(lw, args, kwargs, node)
+        try:
+            return handler(lw, args, kwargs, node)
+        except (AttributeError, TypeError) as e:
+            # a compile-time object (None, a string, a function) where the routine takes
+            # numbers or arrays: say so at the call, not with the handler's internal error
+            objs = [v for v in [*args, *kwargs.values()] if isinstance(v, PyObj)]
+            if not objs or isinstance(e, ZymaseError):
+                raise
+            name = getattr(obj, "__name__", "this function")
+            raise lw.err(ZymaseTypeError, f"{name}() takes numbers and arrays here, not "
+                         f"{lw.describe(objs[0])}", node) from None
     if getattr(obj, "__zymase_custom__", False):
         return lw.call_custom(obj, args, kwargs, node)
     if getattr(obj, "__zymase_checkpoint__", False):  # kept a call until reverse mode

@@ -99,14 +99,17 @@ def check_broadcastable(lw, a: Array, dims, node) -> None:
         raise lw.err(ShapeError, f"cannot write an array of rank {a.type.ndim} into one of rank "
                      f"{len(dims)}", node)
     b, one = lw.b, lw.b.i64(1)
-    for d, want in zip(lw.dims(a), dims[len(dims) - a.type.ndim:]):
+    for k, (d, want) in enumerate(zip(lw.dims(a), dims[len(dims) - a.type.ndim:])):
         if d is want:
             continue
         ok = b.op(OrI, b.op(CmpI, d, want, pred="eq"),
                   b.op(CmpI, d, one, pred="eq"))
-        b.create(Assert, [ok], [], {
+        back = a.type.ndim - k
+        axis = "the last axis" if back == 1 else f"axis {-back}"
+        b.create(Assert, [ok, d, want], [], {
             "kind": "ShapeError",
-            "msg": "could not broadcast the input array into the shape of the array written"})
+            "msg": "could not broadcast the input array into the shape of the array written: "
+                   f"size {{a}} against {{b}} in {axis}"})
 
 
 def broadcast_to(lw, a: Array, dims) -> Array:
@@ -127,6 +130,10 @@ def element(lw, v, dims, idx):
 
 def map_elements(lw, operands, fn, dtype, node, out: Array | None = None) -> Array:
     """``out[idx] = fn(*elements)`` over the broadcast shape of ``operands``."""
+    for o in operands:
+        if not isinstance(o, (Array, Scalar)):
+            raise lw.err(ZymaseTypeError, f"expected numbers or arrays, got {lw.describe(o)}",
+                         node)
     dims = broadcast_dims(lw, operands, node) if out is None else lw.dims(out)
     if out is None:
         out = alloc(lw, dtype, dims)

@@ -19,6 +19,7 @@ from ...ir.ops import (
     AbsF,
     AddF,
     AddI,
+    Assert,
     CmpI,
     ComplexAbs,
     ComplexIm,
@@ -56,7 +57,8 @@ from .reductions import keep_dims, pop_keepdims, result_dtype
 from .registry import add_methods, register_all
 from .shape import ravel
 
-INNER_MISMATCH = "matmul: inner dimensions of the operands do not match"
+INNER_MISMATCH = ("matmul: the inner dimensions of the operands do not match: {a} columns "
+                  "against {b} rows")
 
 
 def _operands(lw, a, b, fname, node, batched=False):
@@ -76,9 +78,9 @@ def matmul(lw, a, b, node, fname="matmul"):
     leading dims broadcast (a 1-D operand is a vector, a 2-D one the same for every matrix)."""
     a, b = _operands(lw, a, b, fname, node, batched=True)
     t = result_type(sdtype(a), sdtype(b)).type
-    k = lw.dim(a, a.type.ndim - 1)
-    check(lw, lw.b.op(CmpI, k, lw.dim(b, max(b.type.ndim - 2, 0)), pred="eq"), "ShapeError",
-          INNER_MISMATCH)
+    k, rows = lw.dim(a, a.type.ndim - 1), lw.dim(b, max(b.type.ndim - 2, 0))
+    lw.b.create(Assert, [lw.b.op(CmpI, k, rows, pred="eq"), k, rows], [],
+                {"kind": "ShapeError", "msg": INNER_MISMATCH})
     if a.type.ndim == b.type.ndim == 1:
         return Scalar(_dot_loop(lw, a, b, t, conj=False), False)
     if t.is_inexact:

@@ -5,6 +5,7 @@ casting rule).  The scalar operation itself is the lowerer's (``lw.scalar_binop`
 from __future__ import annotations
 
 import ast
+import enum
 
 import numpy as np
 
@@ -12,14 +13,15 @@ from ...errors import UnsupportedError, ZymaseTypeError
 from ...ir.ops import Not, XorI
 from ...ir.types import I1, I64
 from ..syntax import symbol
-from ..typing import Array, Scalar, result_type
+from ..typing import Array, PyObj, Scalar, result_type
 from .arrays import map_elements, sdtype
 
 
 def array_binop(lw, op, a, b, node):
     for v in (a, b):
         if not isinstance(v, (Array, Scalar)):
-            raise lw.err(ZymaseTypeError, f"unsupported operand {lw.describe(v)} with an array",
+            raise lw.err(ZymaseTypeError, f"unsupported operand `{symbol(op)}` between an array "
+                         f"and {lw.describe(v)}",
                          node)
     opk = type(op)
     st = result_type(sdtype(a), sdtype(b))
@@ -63,4 +65,12 @@ def _neg_dtype(t):
 
 
 def array_compare(lw, pred, a, b, node):
+    for arr, other in ((a, b), (b, a)):
+        if isinstance(other, PyObj):
+            # NumPy: an array == None, a string or an enum member is False everywhere (!= True)
+            if pred in ("eq", "ne") and isinstance(arr, Array) and \
+                    isinstance(other.obj, (str, bytes, type(None), enum.Enum)):
+                return map_elements(lw, [arr], lambda x: lw.const_bool(pred == "ne"), I1, node)
+            raise lw.err(ZymaseTypeError, f"cannot compare {lw.describe(arr)} with "
+                         f"{lw.describe(other)}", node)
     return map_elements(lw, [a, b], lambda x, y: lw.scalar_compare(pred, x, y), I1, node)
