@@ -170,7 +170,7 @@ def _differential(case: tuple[progen.Program, Inputs]) -> None:
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@settings(max_examples=150, derandomize=True, **_SETTINGS)
+@settings(max_examples=100, derandomize=True, **_SETTINGS)
 @given(cases())
 def test_random_programs(case):
     _differential(case)

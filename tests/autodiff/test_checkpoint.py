@@ -386,7 +386,8 @@ PROBLEMS = ("relu3", "taylor", "norm", "gmm", "ba", "lstm", "heat1d", "nbody", "
 
 @pytest.mark.parametrize("start", [1_000, pytest.param(30_000, marks=pytest.mark.slow),
                                    pytest.param(10**9, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("name", PROBLEMS)
+@pytest.mark.parametrize("name", [p if p not in ("lstm", "nbody") else  # (the slowest two)
+                                  pytest.param(p, marks=pytest.mark.slow) for p in PROBLEMS])
 def test_corpus_gradients_with_limits(name, start):
     """Each corpus problem: the same gradient under a tight limit (and, with ``-m slow``, a
     looser and a generous one); a limit that

@@ -96,12 +96,12 @@ def test_split_functions_are_compiled():
 
 
 def test_random_programs_vjp_equals_grad():
-    assert _vjp_equals_grad(range(300, 320)) >= 13
+    assert _vjp_equals_grad(range(300, 314)) >= 9
 
 
 @pytest.mark.slow
 def test_many_random_programs_vjp_equals_grad():
-    assert _vjp_equals_grad(range(320, 400)) >= 50
+    assert _vjp_equals_grad(range(314, 400)) >= 54
 
 
 def _vjp_equals_grad(seeds) -> int:

@@ -82,7 +82,8 @@ def test_carried_values_are_stored_per_iteration():
     assert r.total_bytes == 20 * 8, r.text  # the carried product (sin(x + i) is recomputed)
 
 
-@pytest.mark.parametrize("name", ["taylor", "norm", "heat1d", "nbody", "rk4"])
+@pytest.mark.parametrize("name", ["taylor", "norm", "heat1d", "rk4",
+                                  pytest.param("nbody", marks=pytest.mark.slow)])
 def test_every_optimization_can_be_switched_off(name):
     mod = corpus().load(name)
     args = mod.make_inputs("small")

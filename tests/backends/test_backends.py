@@ -76,12 +76,12 @@ def _run(fn, *args):
 def test_interp_backend_matches_cpu_on_random_programs():
     """progen's programs (loops, branches, early exits, views, helpers): primal results, final
     argument contents, gradients and jvps agree exactly; a run-time error is the same error."""
-    assert _interp_matches(range(24)) >= 15
+    assert _interp_matches(range(16)) >= 10
 
 
 @pytest.mark.slow
 def test_interp_backend_matches_cpu_on_many_random_programs():
-    assert _interp_matches(range(24, 104)) >= 50
+    assert _interp_matches(range(16, 104)) >= 55
 
 
 def _interp_matches(seeds) -> int:
