@@ -66,6 +66,9 @@ def transform_options(**kw) -> Options:
     unknown = set(kw) - set(TRANSFORM_OPTIONS)
     if unknown:
         raise TypeError(f"unknown options {sorted(unknown)}")
+    disable = kw.get("disable", ())
+    if isinstance(disable, str):
+        raise TypeError(f"disable= takes a set of names, e.g. disable={{{disable!r}}}")
     limit = kw.get("memory_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer))
                               or limit <= 0):

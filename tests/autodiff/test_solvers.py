@@ -26,12 +26,16 @@ import solver_programs as S  # noqa: E402
 ALL = sorted(S.PROGRAMS)
 # forward over reverse re-runs a recursive call in the adjoint sweep, which it refuses in a loop
 NO_HVP = {"bezier_length"}
+# finite-difference steps other than the default: Levenberg-Marquardt's accept/reject test flips
+# between the shifted evaluations at some steps near 1e-5 (the difference quotient at h = 3e-5 is
+# off by 2e-6, and the extrapolation at 1e-4 amplifies it); at 1e-3 the quotients are smooth
+EPS = {"levenberg_marquardt": 1e-3}
 
 
 @pytest.mark.parametrize("name", ALL)
 def test_reverse_mode_matches_differences(name):
     fn, args, nums = S.PROGRAMS[name]
-    check_grads(fn, args, argnums=nums)
+    check_grads(fn, args, argnums=nums, eps=EPS.get(name))
 
 
 @pytest.mark.parametrize("name", sorted(set(ALL) - NO_HVP))

@@ -34,7 +34,7 @@ from ..driver.signature import flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, caller_loc
 from ..frontend.args import arg_name, call_arguments
 from ..frontend.source import python_function
-from .grad import options_of
+from .grad import describe_kind, options_of, return_loc
 from .values import flat_args, has_float, located, scalar_out
 
 
@@ -266,6 +266,11 @@ def autodiff(mode: Mode, fn: Callable[..., Any], *args: Any, **options: Any) -> 
         >>> tangent, float(value)
         (12.0, 15.0)
     """
+    if not isinstance(mode, Mode):
+        raise DifferentiationError(
+            f"autodiff's first argument is a mode (zymase.Forward, zymase.ForwardWithPrimal, "
+            f"zymase.Reverse or zymase.ReverseWithPrimal), not {type(mode).__name__} "
+            f"{mode!r}"[:300], caller_loc())
     try:
         given, args = len(args), _with_defaults(fn, args)
         if mode.reverse:
@@ -319,11 +324,23 @@ def _reverse(mode, fn, args, options, given):
                 f"{name} of {py.__name__}() is marked {type(a).__name__} but holds no "
                 f"floats ({type(a.val).__name__}): pass it plain or as Const(...)",
                 caller_loc())
+        if isinstance(a, Duplicated) and not isinstance(a.val, np.ndarray) and \
+                isinstance(a.val, (float, complex, np.inexact)):
+            raise DifferentiationError(
+                f"{name} of {py.__name__}() is a scalar marked Duplicated: in reverse mode a "
+                "scalar's derivative is returned, not written into a shadow: pass "
+                f"Active({a.val!r})", caller_loc())
         if isinstance(a, Duplicated):
             _check_shadow(a.val, a.dval, name)
     comp = _compiled(fn, options)
     desc = comp.primal(primals).result
     scalar_result = desc[0] == "s" and desc[1].is_inexact
+    if not scalar_result and _holds_floats(desc):
+        raise DifferentiationError(
+            f"autodiff(Reverse) seeds the result of {py.__name__}() only when it is a float "
+            f"scalar; it returns {describe_kind(desc)}: write the result into an output array "
+            "passed as Duplicated(out, dout) with the seed in dout, or use zymase.vjp with a "
+            "cotangent", return_loc(py))
     results = (0,) if scalar_result else ()
     d = comp.get(primals, Request("rev", nums, 1, results))
     flat = flat_args(d, primals)
@@ -353,6 +370,20 @@ def _reverse(mode, fn, args, options, given):
     if mode.with_primal:
         return (tuple(derivs), rebuild_result(d.result, out[:d.n_flat_results]))
     return result
+
+
+def _holds_floats(desc) -> bool:
+    """Whether a described result carries floats (which reverse mode would need a seed for)."""
+    kind = desc[0]
+    if kind == "s":
+        return desc[1].is_inexact
+    if kind == "a":
+        return desc[1].dtype.is_inexact
+    if kind == "t":
+        return any(_holds_floats(x) for x in desc[1])
+    if kind == "r":
+        return any(_holds_floats(x) for x in desc[2].values())
+    return False
 
 
 def _forward(mode, fn, args, options):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..backends.registry import get_backend, register_backend
 from ..driver.cache import shared
+from ..driver.pipeline import check_disable
 from ..driver.request import Request
 from ..driver.signature import arg_key, flat_leaves, rebuild_result
 from ..errors import DifferentiationError, ZymaseError, ZymaseTypeError, at_caller, caller_loc
@@ -53,7 +54,7 @@ def options_of(kw: dict):
     if backend is not None and not isinstance(backend, str):
         register_backend(backend)
     options = transform_options(**kw)
-    get_backend(options.backend)  # an unknown name fails when the transform is made
+    check_disable(options.disable, get_backend(options.backend))  # (an unknown backend too)
     return options
 
 
@@ -165,6 +166,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         ((9.0, 6.0), 6.0)
     """
     comp, plans = shared(fn, options_of(options)), {}
+    argnums = tuple(argnums) if isinstance(argnums, list) else argnums  # (as JAX takes it)
 
     def attempt(args):
         if not has_aux:
@@ -266,14 +268,7 @@ def _value_and_grad(comp, args, argnums, has_aux, optimize_before_ad):
     check_differentiable(args, nums, fn)
     d = comp.get(args, _request(nums, optimize_before_ad))
     desc = d.result
-    scalar_desc = desc[1][0] if has_aux else desc
-    if has_aux and desc[0] != "t":
-        raise DifferentiationError(f"{fn.__name__}() must return (value, aux) with has_aux=True",
-                                   return_loc(fn))
-    if scalar_desc[0] != "s" or not scalar_desc[1].is_inexact or scalar_desc[1].is_complex:
-        raise DifferentiationError(
-            f"grad needs {fn.__name__}() to return a real float scalar; it returns "
-            f"{describe_kind(scalar_desc)} (use jacrev or vjp for other outputs)", return_loc(fn))
+    scalar_desc = check_scalar_result(fn, desc, has_aux)
     flat = flat_args(d, args)
     shadows = {}
     for i in d.flat_active:
@@ -405,6 +400,7 @@ def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bo
         True
     """
     comp, plans = shared(fn, options_of(options)), {}
+    argnums = tuple(argnums) if isinstance(argnums, list) else argnums  # (as JAX takes it)
 
     def attempt(args):
         if not has_aux:
@@ -503,6 +499,22 @@ def _jvp(fn, primals, tangents, optimize_before_ad, options):
     return primal, tangent_result(d, tan_vals)
 
 
+def check_scalar_result(fn, desc, has_aux=False, who="grad"):
+    """The description of the value ``fn`` returns for ``grad``-like transforms to
+    differentiate (the first of the pair with ``has_aux``), checked to be a real float scalar."""
+    if has_aux:
+        if desc[0] != "t" or len(desc[1]) != 2:
+            raise DifferentiationError(
+                f"{fn.__name__}() must return a pair (value, aux) with has_aux=True; it returns "
+                f"{describe_kind(desc)}", return_loc(fn))
+        desc = desc[1][0]
+    if desc[0] != "s" or not desc[1].is_inexact or desc[1].is_complex:
+        raise DifferentiationError(
+            f"{who} needs {fn.__name__}() to return a real float scalar; it returns "
+            f"{describe_kind(desc)} (use jacrev or vjp for other outputs)", return_loc(fn))
+    return desc
+
+
 def describe_kind(desc) -> str:
     kind = desc[0]
     if kind == "s":
@@ -510,8 +522,12 @@ def describe_kind(desc) -> str:
     if kind == "a":
         return "an array"
     if kind == "t":
-        return "a tuple"
-    return "None" if desc[1] is None else repr(desc[1])
+        return f"a tuple of {len(desc[1])}"
+    if kind == "r":
+        return f"a {desc[1].__name__}"
+    if desc[1] is None:
+        return "None"
+    return f"a constant {type(desc[1]).__name__}"
 
 
 def flat_values(tpl, x):

@@ -433,8 +433,10 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                [0., 2.]])
     """
 
+    comp = shared(fn, options_of(options))
+    argnums = tuple(argnums) if isinstance(argnums, list) else argnums  # (as JAX takes it)
+
     def wrapper(*args, **kwargs):
-        comp = shared(fn, options_of(options))
         args = call_arguments(comp.fn, args, kwargs)
         try:
             return _jacrev(comp, args, argnums)
@@ -549,7 +551,11 @@ def hvp(fn: Callable[..., Any], argnums: int = 0, **options: Any) -> Callable[..
             raise at_caller(ZymaseTypeError(
                 f"hvp(f)(*args, v): the last argument is the vector v, shaped like the "
                 f"argument it multiplies; got {type(v).__name__} {v!r}"[:200]))
-        primals = call_arguments(comp.fn, tuple(primals), kwargs)
+        try:
+            primals = call_arguments(comp.fn, tuple(primals), kwargs)
+        except ZymaseTypeError as e:
+            raise at_caller(ZymaseTypeError(f"hvp(f)(*args, v) takes f's arguments and then the "
+                                            f"vector v: {e.msg}")) from None
         try:
             return _hvp(comp, primals, argnums, [v])[0]
         except ZymaseError as e:

@@ -24,6 +24,7 @@ import numpy as np
 from ..backends.registry import get_backend, register_backend
 from ..backends.xla import backend as xla_backend
 from ..driver.cache import shared
+from ..driver.pipeline import check_disable
 from ..driver.compile import compile_derivative, compile_specialization
 from ..driver.request import PRIMAL, Request
 from ..driver.signature import arg_key, arrays_disjoint, only_scalars, rebuild_result
@@ -352,11 +353,14 @@ def jit(fn: Callable[..., Any] | None = None, *, fastmath: bool = False, boundsc
     """
     if backend is not None and not isinstance(backend, str):
         register_backend(backend)
+    if isinstance(disable, str):
+        raise TypeError(f"disable= takes a set of names, e.g. disable={{{disable!r}}}")
     options = Options(fastmath=fastmath, boundscheck=boundscheck, cache=cache,
                       disable=frozenset(disable), backend=backend_name(backend),
                       deterministic=bool(deterministic), parallel=bool(parallel),
                       in_shardings=in_shardings, out_shardings=out_shardings)
-    get_backend(options.backend)  # an unknown name fails here, not at the first call
+    # an unknown backend or part to disable fails here, not at the first call
+    check_disable(options.disable, get_backend(options.backend))
     if fn is None:
         return lambda f: JitFunction(f, options)
     return JitFunction(fn, options)

@@ -24,7 +24,7 @@ from ..errors import UnsupportedError, ZymaseError, caller_loc
 from ..frontend.args import call_arguments
 from ..frontend.source import python_function
 from ..ir.ops import AddF, DivF, Index, Load, MulF, Pow, SubF, TapePushArray, TapePushRef
-from .grad import options_of
+from .grad import check_scalar_result, options_of
 from .values import check_differentiable, flat_args, located, normalize_argnums
 
 HOW = {"recompute": "recomputed", "reload": "reloaded from memory nothing overwrites",
@@ -153,6 +153,7 @@ def _report(fn, args, argnums, optimize_before_ad, options):
                                caller_loc())
     d = compile_derivative(fn, args, Request("rev", nums, 1, (0,), optimize_before_ad, False), opts,
                            count_tape=True)
+    check_scalar_result(fn, d.result, who="tape_report")
     flat = flat_args(d, args)
     shadows = [np.zeros_like(flat[i]) for i in d.flat_active if isinstance(flat[i], np.ndarray)]
     sites = d.module.meta.get("tape_sites", [])

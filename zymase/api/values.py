@@ -82,6 +82,10 @@ def normalize_argnums(argnums, nargs, fn):
 def as_tangent(t, primal, mismatch: str = "the tangent has shape {t} but its primal {p}"):
     """A tangent for ``primal`` (a C copy for arrays); ``mismatch`` is the message when the
     shapes differ (``{t}`` and ``{p}``: the two shapes)."""
+    if np.iscomplexobj(t) and not np.iscomplexobj(primal):
+        raise DifferentiationError("a complex tangent (or cotangent) for a real value: the "
+                                   "derivative of a real input is real; pass its real and "
+                                   "imaginary parts as two directions", caller_loc())
     if isinstance(primal, np.ndarray):
         t = np.asarray(t, dtype=primal.dtype)
         if t.shape != primal.shape:

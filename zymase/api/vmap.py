@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ZymaseTypeError, ZymaseValueError
+from ..errors import ZymaseTypeError, ZymaseValueError, caller_loc
 from ..frontend.args import arg_name, call_arguments
 from ..frontend.source import python_function
 from ..lang import prange
@@ -110,11 +110,14 @@ def vmap(fn: Callable[..., Any], in_axes: int | None | Sequence[int | None] = 0,
         return _vmap_jacrev(fn, jac, in_axes, out_axes, options)
     transform = getattr(fn, "__zymase_transform__", None)
     if transform is not None:
-        raise ZymaseTypeError(f"zymase.vmap of `{transform}` is not supported yet: vmap takes "
-                              "a plain Python function, `zymase.grad`, "
-                              "`zymase.value_and_grad` or `zymase.jacrev`")
+        raise ZymaseTypeError(f"zymase.vmap of what `{transform}` returned is not supported: "
+                              "vmap takes a plain Python function, `zymase.grad`, "
+                              "`zymase.value_and_grad` or `zymase.jacrev` of one (for two "
+                              "batch axes, vmap a function that loops over the inner one)",
+                              caller_loc())
     if not callable(fn):
-        raise ZymaseTypeError(f"zymase.vmap takes a function, not {fn!r}")
+        raise ZymaseTypeError(f"zymase.vmap takes a function, not {type(fn).__name__} "
+                              f"{fn!r}"[:200], caller_loc())
     py = getattr(fn, "__zymase_fn__", fn)
     compiled: dict = {}
 

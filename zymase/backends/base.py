@@ -60,7 +60,8 @@ class Capabilities:
     tape slots each push site writes (``zymase.tape_report``); ``split_tapes``: a tape can pass
     from one entry to another (``zymase.vjp``'s split form: forward and adjoint functions;
     without it ``vjp`` runs the whole gradient in its pullback); ``tape_sets``: per-iteration
-    tapes of a parallel loop's adjoint (without them parallel loops are reversed serially)."""
+    tapes of a parallel loop's adjoint (without them parallel loops are reversed serially);
+    ``switches``: the names of its own parts that ``disable=`` may switch off."""
 
     dtypes: frozenset = ALL_DTYPES
     dialects: frozenset = ALL_DIALECTS
@@ -71,6 +72,7 @@ class Capabilities:
     tape_counts: bool = False
     split_tapes: bool = True
     tape_sets: bool = True
+    switches: frozenset = frozenset()
 
 
 def convention_scalar(t, v):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..frontend.source import python_function
+from ..frontend.source import check_entry, python_function
 from ..options import Options
 from .compile import compile_derivative, compile_specialization
 from .request import PRIMAL, Request
@@ -31,6 +31,7 @@ class Specializations:
 
     def __init__(self, fn, options: Options):
         fn = python_function(fn)
+        check_entry(fn)
         try:
             self._fn = weakref.ref(fn)
         except TypeError:
@@ -93,6 +94,7 @@ def shared(fn, options: Options) -> Specializations:
     """The specializations kept for ``fn`` and ``options`` while ``fn`` lives (a function that
     cannot be weakly referenced gets a fresh, unshared one)."""
     fn = python_function(fn)
+    check_entry(fn)
     with _SHARED_LOCK:
         try:
             per_fn = _SHARED.setdefault(fn, {})

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..autodiff.forward import jvp_function
+from ..autodiff.plan import OPTIMIZATIONS
 from ..autodiff.reverse import PARALLEL_ADJOINT, grad_function
 from ..autodiff.split import split_function
 from ..backends.base import Artifact, Backend
@@ -246,6 +247,19 @@ STAGES: dict[str, list[Stage]] = {
                 *AFTER_AD, *BACKEND],
 }
 REQUIRED = {"frontend", "rules", "activity", "entries", "backend", "forward", "reverse", "split"}
+
+
+def check_disable(disable, backend: Backend) -> None:
+    """Refuse a name in ``disable=`` that names no part of the compiler (a typo would
+    otherwise switch nothing off, silently): the optimization passes, the stages that may be
+    skipped, reverse mode's ways of not storing values, and the backend's own switches."""
+    known = ({name for name, _ in PIPELINE} | {st.name for sts in STAGES.values() for st in sts}
+             - REQUIRED) | set(OPTIMIZATIONS) | {PARALLEL_ADJOINT} | \
+        set(backend.capabilities.switches)
+    unknown = sorted(set(disable) - known)
+    if unknown:
+        raise ValueError(f"disable= names no part of the compiler: {', '.join(map(repr, unknown))}"
+                         f"; it takes {', '.join(sorted(known))}")
 
 
 def run_stages(c: Compilation) -> Compilation:

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import ZymaseTypeError
+from ..errors import ZymaseTypeError, caller_loc
 from ..ir.core import Value
 from ..ir.types import ArrayType, scalar_from_dtype
 from .typing import Array, PyObj, Scalar, Struct, Tup, TupList, python_scalar_stype, static_key
@@ -326,7 +326,8 @@ def call_arguments(fn, args: tuple, kwargs: dict | None = None,
     try:
         bound = sig.bind(*args, **(kwargs or {}))
     except TypeError as e:
-        raise TypeError(f"{getattr(fn, '__name__', 'function')}(): {e}") from None
+        raise ZymaseTypeError(f"{getattr(fn, '__name__', 'function')}(): {e}",
+                              caller_loc()) from None
     bound.apply_defaults()
     out = tuple(bound.arguments.values())
     if any(_viewed(a) for a in out):  # (a default value)

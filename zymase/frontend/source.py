@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
+import os
 import sys
 import textwrap
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UnsupportedError
+import numpy as np
+
+from ..errors import UnsupportedError, ZymaseTypeError, caller_loc
 from ..ir.core import Loc
 from .desugar import desugar
 
@@ -77,9 +81,93 @@ def python_function(fn):
         inner = getattr(fn, attr, None)
         if inner is not None:
             return python_function(inner)
+    transform = getattr(fn, "__zymase_transform__", None)
+    if transform is not None:
+        raise UnsupportedError(
+            f"{getattr(fn, '__name__', transform)} is what `{transform}` returned (a Python "
+            "function that runs compiled code); a transform of it is not supported: transform "
+            "the plain function (zymase.hessian(f), zymase.hvp(f) or zymase.jacfwd(zymase.jacrev"
+            "(f)) for second derivatives, zymase.vmap(zymase.grad(f)) for per-example "
+            "gradients), or call it directly", caller_loc())
     if getattr(fn, "__zymase_custom__", False):
         return _calling(fn)
+    if isinstance(fn, functools.partial):
+        return _partial(fn)
+    if type(fn).__name__ == "_lru_cache_wrapper" and hasattr(fn, "__wrapped__"):
+        return python_function(fn.__wrapped__)  # (compiled code computes; nothing to cache)
     return fn
+
+
+def check_entry(fn) -> None:
+    """Refuse, at the user's call, a library's function given to ``jit`` or a transform
+    directly (NumPy's Python functions are compiled through zymase's registry when called from
+    a compiled function, not from their source)."""
+    if not callable(fn):
+        raise ZymaseTypeError(f"zymase compiles a Python function; it was given "
+                              f"{_describe(fn)}", caller_loc())
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module in ("numpy", "scipy") and callable(fn):
+        name = getattr(fn, "__name__", "f")
+        prefix = {"numpy": "np", "scipy": "scipy"}[module]
+        raise UnsupportedError(
+            f"cannot compile {module}'s {name} on its own: zymase compiles your functions, "
+            f"which may call it: wrap it, e.g. `lambda x: {prefix}.{name}(x)`", caller_loc())
+
+
+def _describe(obj) -> str:
+    """A short description of a value for messages (no reprs with addresses)."""
+    if isinstance(obj, (bool, int, float, complex, str)):
+        return f"the {type(obj).__name__} {obj!r}"
+    if isinstance(obj, np.ufunc):
+        return f"the NumPy ufunc np.{obj.__name__}"
+    mod = getattr(type(obj), "__module__", "")
+    name = type(obj).__name__ if mod in ("builtins", "__main__") or "<locals>" in \
+        type(obj).__qualname__ else f"{mod}.{type(obj).__qualname__}"
+    return f"a {name} object"
+
+
+def _partial(p):
+    """``functools.partial(f, *a, **kw)`` as a function of the remaining parameters that
+    calls ``f`` with the bound values (read as globals of that function; made once per
+    partial object, with its text in ``linecache``)."""
+    made = getattr(p, "_zymase_entry", None)
+    if made is not None:
+        return made
+    target = python_function(p.func)
+    try:
+        sig = inspect.signature(p)
+    except (TypeError, ValueError):
+        return p
+    namespace = {"__zymase_target": target}
+    params, star, passed = [], False, []
+    for k, a in enumerate(p.args):
+        namespace[f"__zymase_arg{k}"] = a
+        passed.append(f"__zymase_arg{k}")
+    for prm in sig.parameters.values():
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            return p  # (refused as such functions are)
+        if prm.kind == prm.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if prm.default is prm.empty:
+            params.append(prm.name)
+        else:
+            namespace[f"__zymase_default_{prm.name}"] = prm.default
+            params.append(f"{prm.name}=__zymase_default_{prm.name}")
+        passed.append(prm.name if prm.kind == prm.POSITIONAL_OR_KEYWORD and not star
+                      else f"{prm.name}={prm.name}")
+    name = getattr(target, "__name__", "")
+    name = name if name.isidentifier() else "partial_function"
+    file = f"<zymase: functools.partial of {name}>"
+    text = f"def {name}({', '.join(params)}):\n    return __zymase_target({', '.join(passed)})\n"
+    linecache.cache[file] = (len(text), None, text.splitlines(True), file)
+    exec(compile(text, file, "exec"), namespace)
+    made = namespace[name]
+    try:
+        p._zymase_entry = made
+    except AttributeError:
+        pass
+    return made
 
 
 def _calling(custom):
@@ -120,6 +208,18 @@ def _calling(custom):
 
 def get_source(fn) -> Source:
     fn = python_function(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        what = _describe(fn)
+        if isinstance(fn, np.ufunc):
+            todo = f"wrap it in a function: `lambda x: np.{fn.__name__}(x)`"
+        elif callable(fn) and not isinstance(fn, type) and \
+                getattr(type(fn), "__module__", "") not in ("builtins", "numpy"):
+            todo = ("compile a plain function that takes the object's arrays and numbers as "
+                    "arguments (or the object itself, if it is a dataclass)")
+        else:
+            todo = "zymase compiles functions written in Python"
+        raise UnsupportedError(f"cannot compile {what}: it is not a Python function; {todo}")
     src = _CACHE.get(fn)
     if src is not None:
         return src
@@ -127,9 +227,6 @@ def get_source(fn) -> Source:
         raise UnsupportedError(
             f"cannot compile the bound method {fn.__qualname__}: zymase compiles functions; "
             "compile the plain function and pass the object (a dataclass) or its fields")
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        raise UnsupportedError(f"cannot compile {fn!r}: it is not a Python function")
     file = code.co_filename
     if fn.__name__ == "<lambda>":
         fdef, line0, col0 = _lambda_def(fn, code, file), 0, 0
@@ -176,9 +273,79 @@ def _def(fn, file: str):
     col0 = _indent(text) - _indent(dedented)
     fdef = ast.parse(dedented).body[0]
     if not isinstance(fdef, ast.FunctionDef):
-        raise UnsupportedError(f"cannot compile {fn.__qualname__}: it is not a `def` function",
+        raise UnsupportedError(f"cannot compile {fn.__qualname__}: it is not a `def` function "
+                               "(its file was edited after its module was imported?)",
                                Loc(file, start, col0 + 1))
+    if not _text_matches(fn, dedented):
+        raise UnsupportedError(
+            f"the text of {fn.__qualname__}() in {file} is not the code Python runs (the file "
+            "changed after its module was imported); reload the module (importlib.reload, or "
+            "%autoreload in IPython) or restart, then compile it", caller_loc())
     return fdef, start - 1, col0
+
+
+def _rewritten(fn) -> bool:
+    """Whether ``fn``'s module was compiled from rewritten source (pytest rewrites asserts)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook"
+
+
+def _same_code(a, b, names: bool) -> bool:
+    """Whether code objects ``a`` and ``b`` agree in their parameters, float constants and
+    (with ``names``) the global and attribute names they use, nested code included.  (Not the
+    bytecode: compiling a function's text alone need not give its bytes in the module.)"""
+    if (a.co_argcount, a.co_kwonlyargcount, _floats(a)) != \
+            (b.co_argcount, b.co_kwonlyargcount, _floats(b)):
+        return False
+    return not names or _names(a) == _names(b)
+
+
+def _names(code) -> list:
+    out = list(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            out += _names(c)
+    return sorted(out)
+
+
+def _floats(code) -> list:
+    """The float and complex constants of a code object and the code nested in it."""
+    out = []
+    for c in code.co_consts:
+        if hasattr(c, "co_consts"):
+            out += _floats(c)
+        elif type(c) in (float, complex):
+            out.append(repr(c))
+    return sorted(out)
+
+
+def _text_matches(fn, text: str) -> bool:
+    """Whether ``text`` (a ``def``, dedented) compiles to ``fn``'s code, as it does unless the
+    file was edited after Python compiled it.  Free variables are made cells of a function
+    around the text, so they compile as they did; for modules whose asserts pytest rewrote,
+    only parameters and float constants are compared."""
+    code = fn.__code__
+    free = code.co_freevars
+    if free:
+        text = "def __zymase_outer():\n" + "".join(f"    {n} = None\n" for n in free) + \
+            textwrap.indent(text, "    ") + "\n"
+    try:
+        module = compile(text, code.co_filename, "exec", dont_inherit=True,
+                         flags=code.co_flags & _FUTURE_FLAGS)
+    except (SyntaxError, ValueError):
+        return True
+    if free:
+        module = next((c for c in module.co_consts if hasattr(c, "co_code")), None)
+        if module is None:
+            return True
+    made = next((c for c in module.co_consts if hasattr(c, "co_name") and
+                 c.co_name == code.co_name), None)
+    return made is None or _same_code(made, code, not _rewritten(fn))
+
+
+_FUTURE_FLAGS = 0
+for _name in __import__("__future__").all_feature_names:
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _name).compiler_flag
 
 
 def _lambda_def(fn, code, file: str) -> ast.FunctionDef:

@@ -61,7 +61,8 @@ class CpuBackend(Backend):
     """Machine code for the CPU this process runs on (the default backend)."""
 
     name = "cpu"
-    capabilities = Capabilities(fast_calls=True, disk_cache=True, tape_counts=True)
+    capabilities = Capabilities(fast_calls=True, disk_cache=True, tape_counts=True,
+                                switches=frozenset({VECTOR_MATH}))
 
     def compile(self, module: Module, entries: Sequence[str], options: Options, *,
                 count_tape: bool = False) -> CpuArtifact:
