@@ -11,32 +11,55 @@ TRANSFORM_OPTIONS = ("fastmath", "boundscheck", "disable", "memory_limit", "back
                      "deterministic", "parallel", "in_shardings", "out_shardings")
 
 
+def default_backend() -> str:
+    """``$ZYMASE_BACKEND`` when set (run a whole program on another backend), else ``"cpu"``."""
+    return os.environ.get("ZYMASE_BACKEND") or "cpu"
+
+
 @dataclass(frozen=True)
 class Options:
-    """``fastmath``: allow reassociation and contraction of float ops (reductions vectorize).
-    ``boundscheck``: out-of-range indices raise IndexError (checks the compiler proves
-    unnecessary are removed).  ``cache``: keep compiled code on disk across processes.
-    ``disable``: names of optimization passes (and pipeline stages, reverse-mode cache
-    optimizations) to skip, for ablations.  ``memory_limit``: bytes the reverse-mode tape and
-    checkpoints may use (None: unlimited; see autodiff/reverse/checkpoint.py).  ``backend``: the
-    name of the backend that compiles the code (``"cpu"``, ``"interp"``, or one registered with
-    ``zymase.backends.register_backend``; default ``$ZYMASE_BACKEND`` or ``"cpu"``).
-    ``deterministic``: parallel loops give bit-identical results for any number of threads
-    (reductions combine fixed blocks of iterations in order; a loop that would need float atomic
-    adds runs serially).  ``parallel``: NumPy array expressions, ufuncs and reductions over
-    large arrays run on every core too (their outer loops become parallel loops, run on one
-    thread below about 16,000 elements); ``prange`` loops run in parallel either way.
-    ``in_shardings``/``out_shardings`` (``backend="xla"`` only, as in ``jax.jit``): a
-    ``jax.sharding.Sharding`` for every array argument (result), or a tuple with one (or None)
-    per argument (result): arguments are placed so before the call (XLA partitions the
-    program), results are placed so after it."""
+    """The compilation options of ``jit`` and every transform, which take them as keyword
+    arguments (``zymase.jit(f, fastmath=True)``, ``zymase.grad(f, memory_limit=2**20)``);
+    an ``Options`` is what those calls build and check.
+
+    Attributes:
+        fastmath: Float operations may be reassociated and contracted, so reductions
+            vectorize (results may differ in the last bits).  Default False.
+        boundscheck: Out-of-range indices raise ``IndexError``; checks the compiler proves
+            unnecessary are removed.  Default True.
+        cache: Keep the machine code on disk across processes (``$ZYMASE_CACHE_DIR``,
+            default ``~/.cache/zymase``).  Default False.
+        disable: Names of compiler parts to switch off, for comparisons: optimization passes
+            (``"inline"``, ``"cse"``, ``"licm"``, ...), the ``"optimize"`` stage, reverse
+            mode's ways of not storing values (``"recompute"``, ``"reload"``, ``"mincut"``,
+            ...), ``"parallel_adjoint"``, ``"vector-math"`` (CPU).  An unknown name raises
+            ``ValueError``.  Default empty.
+        memory_limit: The most bytes the reverse-mode tape and saved loop states may use
+            (None: unlimited); outer loops are then checkpointed.  Default None.
+        backend: ``"cpu"``, ``"interp"``, ``"xla"`` or a name registered with
+            ``zymase.backends.register_backend``.  Default ``$ZYMASE_BACKEND``, else
+            ``"cpu"``.
+        deterministic: ``prange`` loops give bit-identical results for any number of
+            threads.  Default False.
+        parallel: NumPy array expressions, ufuncs and reductions over large arrays run on
+            every core too.  Default False.
+        in_shardings: ``backend="xla"`` only, as in ``jax.jit``: a
+            ``jax.sharding.Sharding`` for every array argument, or a tuple with one (or
+            None) per argument.  Default None.
+        out_shardings: The same for the results.  Default None.
+
+    Examples:
+        >>> from zymase.options import Options
+        >>> Options(fastmath=True).boundscheck
+        True
+    """
 
     fastmath: bool = False
     boundscheck: bool = True
     cache: bool = False
     disable: frozenset = field(default_factory=frozenset)
     memory_limit: int | None = None
-    backend: str = field(default_factory=lambda: default_backend())
+    backend: str = field(default_factory=default_backend)
     deterministic: bool = False
     parallel: bool = False
     in_shardings: object = None
@@ -52,11 +75,6 @@ class Options:
                                  "backend='xla'")
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
-
-
-def default_backend() -> str:
-    """``$ZYMASE_BACKEND`` when set (run a whole program on another backend), else ``"cpu"``."""
-    return os.environ.get("ZYMASE_BACKEND") or "cpu"
 
 
 def transform_options(**kw) -> Options:
