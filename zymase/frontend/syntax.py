@@ -25,8 +25,10 @@ CONSTRUCTS = {
     "ClassDef": ("class definitions inside a compiled function",
                  "define the class at module level (dataclasses and namedtuples can be passed "
                  "in and returned)"),
-    "FunctionDef": ("function definitions in this position",
-                    "define the helper at module level or as a lambda"),
+    "FunctionDef": ("function definitions inside a compiled function",
+                    "define the helper outside it (a `def` or `name = lambda ...` at module "
+                    "level or in an enclosing function) and call it by name, or pass it in as an "
+                    "argument"),
     "Global": ("`global` declarations", "compiled code cannot rebind module names; return the "
                "new value and assign it after the call"),
     "Nonlocal": ("`nonlocal` declarations", "return the new value instead"),
@@ -41,8 +43,10 @@ CONSTRUCTS = {
              "use a tuple"),
     "Starred": ("`*` unpackings in this position", "index the tuple's items"),
     "Slice": ("slices outside `[...]`", "write the slice inside `[...]`"),
-    "Lambda": ("lambdas in this position",
-               "call it where it is defined, or define a function at module level"),
+    "Lambda": ("lambdas inside a compiled function",
+               "define the function outside it (a `def` or `name = lambda ...` at module "
+               "level or in an enclosing function) and call it by name, or pass the lambda in "
+               "as an argument"),
 }
 
 OPERATORS = {"Invert": "~", "Not": "not", "UAdd": "unary +", "USub": "unary -", "In": "in",

@@ -475,7 +475,11 @@ def _print(lw, args, kwargs, node):
 
 @register(builtins.isinstance)
 def _isinstance(lw, args, kwargs, node):
-    raise lw.err(UnsupportedError, "isinstance() is not supported in compiled code", node)
+    raise lw.err(UnsupportedError, "isinstance() is not supported in compiled code: zymase "
+                 "compiles one version of the function for each combination of argument types, "
+                 "so there is nothing to test at run time; choose on the type before calling the "
+                 "compiled function (a string argument is held constant: `if kind == \"vector\":` "
+                 "compiles only the branch taken), or for arrays test `a.ndim`", node)
 
 
 def _checkpoint_call(lw, args, kwargs, node):

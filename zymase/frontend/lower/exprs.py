@@ -15,7 +15,13 @@ from types import ModuleType
 
 import numpy as np
 
-from ...errors import UnsupportedError, ZymaseNameError, ZymaseOverflowError, ZymaseTypeError
+from ...errors import (
+    UnsupportedError,
+    ZymaseNameError,
+    ZymaseOverflowError,
+    ZymaseTypeError,
+    ZymaseValueError,
+)
 from ...ir.ops import (
     AddF,
     AddI,
@@ -51,13 +57,14 @@ from ...ir.ops import (
 from ...ir.types import F64, I1, I64, U64, ArrayType, scalar_from_dtype
 from ..captures import attribute_namespace, guarded
 from ..numpy import linalg, operators
-from ..numpy.registry import STRUCT_METHODS
+from ..numpy.registry import METHODS, STRUCT_METHODS
 from ..scan import local_names
 from ..syntax import symbol, unsupported
 from ..typing import (
     EMPTY_LIST,
     UNDEF,
     Array,
+    EmptyList,
     FVal,
     ListVal,
     PyObj,
@@ -311,7 +318,11 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if isinstance(v, Array):
             return f"an array of {v.type.dtype.np_dtype.name} (ndim={v.type.ndim})"
         if isinstance(v, Tup):
-            return f"a tuple of {len(v.items)}"
+            kind = "list" if isinstance(v, TupList) else "tuple"
+            n = len(v.items)
+            if not 0 < n <= 4 or any(isinstance(x, Tup) for x in v.items):
+                return f"a {kind} of {n}"
+            return f"a {kind} of {n} ({', '.join(self.describe(x) for x in v.items)})"
         if isinstance(v, ListVal):
             return "a list"
         if isinstance(v, Struct):
@@ -364,7 +375,26 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             if base.weak:
                 raise self.err(UnsupportedError, "a Python number has no attribute `dtype`", node)
             return PyObj(base.type.np_dtype)
+        if isinstance(base, Scalar) and not base.weak and name in ("shape", "ndim", "size"):
+            # a NumPy scalar (an element of an array) answers these as a 0-d array
+            return {"shape": Tup(()), "ndim": self.const_int(0), "size": self.const_int(1)}[name]
+        if not getattr(node, "zy_called", False) and not _known_method(base, name):
+            raise self.err(UnsupportedError, self.no_attribute(base, name), node)
         return PyObj(BoundMethod(base, name))
+
+    def no_attribute(self, base, name: str) -> str:
+        """The message for ``base.name`` read (not called) where ``base`` has no such attribute
+        in compiled code: Python's words where Python has none, else that zymase has none."""
+        what = self.describe(base)
+        pytype = _python_type(base)
+        if pytype is not None and hasattr(pytype, name):
+            hint = " (an array's shape, ndim, size, dtype, T, real and imag are)" \
+                if isinstance(base, Array) else ""
+            return f"the attribute `.{name}` of {what} is not supported in compiled code{hint}"
+        hint = ""
+        if isinstance(base, Scalar) and name in ("shape", "ndim", "size"):
+            hint = " (as in Python; a number has shape (), ndim 0 and size 1)"
+        return f"{what} has no attribute `{name}`{hint}"
 
     def scalar_part(self, v: Scalar, name: str) -> Scalar:
         if not v.type.is_complex:
@@ -382,6 +412,8 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             return self.array_binop(op, a, b, node)
         if isinstance(a, Tup) and isinstance(b, Tup) and isinstance(op, ast.Add):
             return Tup(a.items + b.items)
+        if isinstance(op, ast.Mult) and (isinstance(a, Tup) or isinstance(b, Tup)):
+            return self.repeat_sequence(a, b, node)
         if isinstance(a, Scalar) and isinstance(b, Scalar) and type(op) in ARITH:
             r = self.check_constant_int(type(op), a, b, node)
             if r is not None:  # Python ints known when compiling: a constant (`a.ndim - 1`)
@@ -389,6 +421,38 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
             return self.scalar_binop(type(op), a, b)
         raise self.err(ZymaseTypeError, f"unsupported operand types for {SYMBOL.get(type(op), op)}:"
                        f" {self.describe(a)} and {self.describe(b)}", node)
+
+    def repeat_sequence(self, a, b, node):
+        """``(x, y) * 3``: the tuple repeated, for a count known when compiling.  A list
+        (``[0.0] * n``) is refused with what to write instead: a list written as ``[...]`` is a
+        fixed tuple in compiled code."""
+        seq_first = isinstance(a, Tup)
+        seq, count = (a, b) if seq_first else (b, a)
+        seq_ast, count_ast = _operand_nodes(node, seq_first)
+        if isinstance(seq, TupList):
+            n = ast.unparse(count_ast) if count_ast is not None else "n"
+            elts = seq_ast.elts if isinstance(seq_ast, ast.List) else None
+            written = f"{ast.unparse(seq_ast)} * {n}" if seq_ast is not None else f"lst * {n}"
+            if elts is not None and len(elts) == 1:
+                x = ast.unparse(elts[0])
+                fill = "np.zeros" if x in ("0", "0.0") else "np.full"
+                array = f"{fill}({n})" if fill == "np.zeros" else f"np.full({n}, {x})"
+                how = f"write {array} for an array, or [{x} for _ in range({n})] for a list"
+            else:
+                seq_text = ast.unparse(seq_ast) if seq_ast is not None else "lst"
+                how = f"write np.tile(np.array({seq_text}), {n}) for an array, or build the " \
+                      "list with a list comprehension"
+            raise self.err(UnsupportedError, f"lists cannot be repeated with `*` in compiled "
+                           f"code (`{written}`): {how}", node)
+        k = self.constant_of(count) if isinstance(count, Scalar) else None
+        if isinstance(k, int):  # (a bool counts as 0 or 1, as in Python)
+            return Tup(seq.items * int(k))
+        if isinstance(count, Scalar) and (count.type.is_int or count.type == I1):
+            raise self.err(UnsupportedError, "a tuple can be repeated with `*` only by an int "
+                           "known when compiling; for a count known at run time, build an array "
+                           "(np.full(n, x))", node)
+        raise self.err(ZymaseTypeError, f"can't multiply a sequence by {self.describe(count)} "
+                       "(only by an int)", node)
 
     def check_constant_int(self, opk, a: Scalar, b: Scalar, node) -> int | None:
         """Python ints known at compile time whose result leaves the 64-bit range (``10**19``)
@@ -548,11 +612,37 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         res = self.compare(op, left, right, node)
         if len(pairs) == 1:
             return res
+        if isinstance(res, Array):
+            raise self.err(ZymaseValueError,
+                           self.chain_message(node, len(node.ops) - len(pairs)), node)
         c = self.constant_of(res)
         if c is not None:  # known when compiling: `0 < x.ndim < 3`
             return self._compare_chain(right, pairs[1:], node) if c else res
         return self.lower_if_value(res, lambda: self._compare_chain(right, pairs[1:], node),
-                                   lambda: self.const_bool(False), node)
+                                   lambda: self.const_bool(False), node,
+                                   self.chain_words(node, len(node.ops) - len(pairs)))
+
+    def chain_words(self, node, k: int):
+        """(what, what to do) for a chained comparison whose rest gives another type than the
+        False of its ``k``-th comparison (``0 < x < a`` of a number ``x`` and an array ``a``)."""
+        terms = [node.left, *node.comparators]
+        parts = [f"({ast.unparse(x)} {symbol(op)} {ast.unparse(y)})"
+                 for x, op, y in zip(terms, node.ops, terms[1:])]
+        return (f"the chained comparison `{ast.unparse(node)}` (which means "
+                f"`{' and '.join(parts)}`)",
+                f"for both outcomes (it is False where {parts[k]} is false); for the elementwise "
+                f"test write {' & '.join(parts)}")
+
+    def chain_message(self, node, k: int) -> str:
+        """Why ``0 < a < 2`` of an array fails (Python asks for the truth value of ``0 < a``,
+        the ``k``-th comparison), with the elementwise form to write."""
+        terms = [node.left, *node.comparators]
+        parts = [f"({ast.unparse(x)} {symbol(op)} {ast.unparse(y)})"
+                 for x, op, y in zip(terms, node.ops, terms[1:])]
+        return (f"the truth value of an array with more than one element is ambiguous: the "
+                f"chained comparison `{ast.unparse(node)}` means `{' and '.join(parts)}`, which "
+                f"asks whether the array {parts[k]} is true; for the elementwise test write "
+                f"{' & '.join(parts)}")
 
     def compare(self, op, a, b, node):
         for v in (a, b):
@@ -710,9 +800,11 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         def short():
             return first
 
+        what = (f"the value of this `{'and' if is_and else 'or'}` expression (one of its "
+                "operands)", "for every operand (convert them to one type)")
         if is_and:
-            return self.lower_if_value(cond, rest, short, node)
-        return self.lower_if_value(cond, short, rest, node)
+            return self.lower_if_value(cond, rest, short, node, what)
+        return self.lower_if_value(cond, short, rest, node, what)
 
     def expr_IfExp(self, node):
         cond = self.truth(self.expr(node.test), node.test)
@@ -720,10 +812,52 @@ class ExprLowerer(IndexingMixin, CallMixin, NumpyDelegates):
         if static is not None:
             return self.expr(node.body if static else node.orelse)
         return self.lower_if_value(cond, lambda: self.expr(node.body),
-                                   lambda: self.expr(node.orelse), node)
+                                   lambda: self.expr(node.orelse), node,
+                                   ("the value of this `... if ... else ...` expression",
+                                    "for both branches (convert one branch's value to the "
+                                    "other's type)"))
 
 
 _PY_KIND = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
+_PY_TYPES = {"f": float, "i": int, "b": bool, "c": complex}
+
+
+def _known_method(base, name: str) -> bool:
+    """Whether compiled code has a method ``name`` for ``base`` (read now, called later)."""
+    if isinstance(base, Array):
+        return name in METHODS
+    if isinstance(base, (ListVal, EmptyList)):
+        return name == "append"
+    if isinstance(base, Tup):
+        return name in ("append", "extend", "insert", "pop")  # (refused when called, saying why)
+    if isinstance(base, Scalar):
+        return name == "conjugate"
+    return True
+
+
+def _python_type(base):
+    """The Python type ``base`` stands for (for what attributes it has), or None."""
+    if isinstance(base, Array):
+        return np.ndarray
+    if isinstance(base, Scalar):
+        return _PY_TYPES.get(base.type.kind) if base.weak else base.type.np_dtype.type
+    if isinstance(base, TupList) or isinstance(base, (ListVal, EmptyList)):
+        return list
+    if isinstance(base, Tup):
+        return tuple
+    return None
+
+
+def _operand_nodes(node, first: bool):
+    """The syntax of the (sequence, count) operands of ``node``, a ``BinOp`` or an
+    ``AugAssign`` (``first``: the sequence is the left operand); None where not known."""
+    if isinstance(node, ast.BinOp):
+        left, right = node.left, node.right
+    elif isinstance(node, ast.AugAssign):
+        left, right = node.target, node.value
+    else:
+        return None, None
+    return (left, right) if first else (right, left)
 
 
 def _py_compare(opk, a, b):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from ...errors import UnsupportedError, ZymaseTypeError
+from ...errors import UnsupportedError, ZymaseIndexError, ZymaseTypeError
 from ...ir.ops import (
     AddI,
     AndI,
@@ -90,7 +90,11 @@ class IndexingMixin:
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(self._is_newaxis(e) for e in elts):
             return self.newaxis_view(base, elts, node)
-        items = self.parse_index(node.slice)
+        items = self.parse_index(node.slice, base, node)
+        if not items and base.type.ndim == 0:
+            return base  # `a[...]` of a 0-d array: the array itself (a view, as NumPy)
+        # (`t[..., 1, 2, 3]` of a 3-D array is NumPy's 0-d view; here it is the element, as
+        # the arithmetic on it is NumPy's arithmetic on the 0-d array: a NumPy scalar)
         if any(kind == "array" for kind, *_ in items):
             return fancy_read(self, base, items, node)
         return self.view_or_load(base, items, node)
@@ -152,7 +156,7 @@ class IndexingMixin:
         if not dots:
             return list(elts)
         if len(dots) > 1:
-            raise self.err(ZymaseTypeError, "an index can only have a single ellipsis ('...')",
+            raise self.err(ZymaseIndexError, "an index can only have a single ellipsis ('...')",
                            node)
         used = sum(1 for e in elts if not self._is_newaxis(e) and not
                    (isinstance(e, ast.Constant) and e.value is Ellipsis))
@@ -166,8 +170,10 @@ class IndexingMixin:
         if isinstance(k, int):
             try:
                 return base.items[k]
-            except IndexError:
-                raise self.err(ZymaseTypeError, f"tuple index {k} out of range", node) from None
+            except IndexError:  # (Python's IndexError and words, when compiling)
+                kind = "list" if isinstance(base, TupList) else "tuple"
+                raise self.err(ZymaseIndexError, f"{kind} index out of range (index {k}, "
+                               f"length {len(base.items)})", node) from None
         if isinstance(node.slice, ast.Slice):
             parts = [self.constant_of(self.expr(p)) if p is not None else None
                      for p in (node.slice.lower, node.slice.upper, node.slice.step)]
@@ -211,31 +217,53 @@ class IndexingMixin:
                            f"{', '.join(map(repr, base.fields))})", node)
         return base.fields[key]
 
-    def parse_index(self, sl):
+    def parse_index(self, sl, base: Array | None = None, node=None):
         """The items of an index expression: ("int", Scalar) | ("slice", lo, hi, step) |
-        ("array", Array)."""
+        ("array", Array); an ellipsis (``...``) becomes the full slices it stands for in
+        ``base`` (the axes the other items leave: a boolean mask takes as many as its rank)."""
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        items = []
+        items, dots = [], []
         for e in elts:
             if isinstance(e, ast.Slice):
                 items.append(("slice", *(self.expr(p) if p is not None else None
                                          for p in (e.lower, e.upper, e.step))))
                 continue
             v = self.expr(e)
-            if isinstance(v, TupList) and all(isinstance(x, Scalar) for x in v.items):
-                v = array_from_sequence(self, v, e)  # a[[0, 2, 2]]: an index array
-            elif isinstance(v, ListVal):
-                v = list_to_array(self, v)  # a list built with append
-            if isinstance(v, Array):
-                items.append(("array", v))
-            elif isinstance(v, Scalar):
-                items.append(("int", self.index_scalar(v, e)))
-            elif isinstance(v, Tup) and all(isinstance(x, Scalar) for x in v.items):
-                items.extend(("int", self.index_scalar(x, e)) for x in v.items)
-            else:
-                raise self.err(UnsupportedError, f"cannot index an array with {self.describe(v)}",
-                               e)
-        return items
+            # (a tuple held in a name, `a[idx]`, indexes as its items would)
+            for x in v.items if type(v) is Tup else (v,):
+                if isinstance(x, PyObj) and x.obj is Ellipsis:
+                    dots.append((len(items), e))
+                else:
+                    self._index_items(x, e, items)
+        if not dots:
+            return items
+        if len(dots) > 1:
+            raise self.err(ZymaseIndexError, "an index can only have a single ellipsis ('...')",
+                           dots[1][1])
+        used = sum(it[1].type.ndim if it[0] == "array" and it[1].type.dtype.is_bool else 1
+                   for it in items)
+        nd = base.type.ndim if base is not None else used
+        if used > nd:
+            raise self.err(ZymaseIndexError, f"too many indices for array: array is "
+                           f"{nd}-dimensional, but {used} were indexed", node)
+        k = dots[0][0]
+        return items[:k] + [("slice", None, None, None)] * (nd - used) + items[k:]
+
+    def _index_items(self, v, e, items) -> None:
+        """Append the item(s) of ``v``, the value of element ``e`` of an index, to ``items``."""
+        if isinstance(v, TupList) and all(isinstance(x, Scalar) for x in v.items):
+            v = array_from_sequence(self, v, e)  # a[[0, 2, 2]]: an index array
+        elif isinstance(v, ListVal):
+            v = list_to_array(self, v)  # a list built with append
+        if isinstance(v, Array):
+            items.append(("array", v))
+        elif isinstance(v, Scalar):
+            items.append(("int", self.index_scalar(v, e)))
+        elif isinstance(v, Tup) and all(isinstance(x, Scalar) for x in v.items):
+            items.extend(("int", self.index_scalar(x, e)) for x in v.items)
+        else:
+            raise self.err(UnsupportedError, f"cannot index an array with {self.describe(v)}",
+                           e)
 
     def index_scalar(self, v, node) -> Scalar:
         if not isinstance(v, Scalar) or not (v.type.is_int):
@@ -360,7 +388,7 @@ class IndexingMixin:
                            "np.array([...]) or with append", target)
         if not isinstance(base, Array):
             raise self.err(ZymaseTypeError, f"cannot assign into {self.describe(base)}", target)
-        items = self.parse_index(target.slice)
+        items = self.parse_index(target.slice, base, target)
         if any(kind == "array" for kind, *_ in items):
             return fancy_write(self, base, items, value, target)
         nd = base.type.ndim
@@ -396,7 +424,7 @@ class IndexingMixin:
     def aug_subscript(self, target, op, value_node, node):
         base = self.expr(target.value)
         if isinstance(base, Array):
-            items = self.parse_index(target.slice)
+            items = self.parse_index(target.slice, base, target)
             nd = base.type.ndim
             if len(items) == nd and all(k == "int" for k, *_ in items):
                 idx = [self.norm_index(it[1], self.dim(base, d), target)

@@ -14,10 +14,23 @@ import ast
 
 import numpy as np
 
-from ...errors import UnsupportedError, ZymaseTypeError
+from ...errors import UnsupportedError, ZymaseTypeError, ZymaseValueError
 from ...ir.builder import Builder
 from ...ir.core import Block, Func, Region, Value
-from ...ir.ops import Alloc, Assert, If, Not, OrI, Relayout
+from ...ir.ops import (
+    Alloc,
+    ArrayConst,
+    Assert,
+    Broadcast,
+    CmpI,
+    Constant,
+    If,
+    Load,
+    Not,
+    OrI,
+    Relayout,
+    Reshape,
+)
 from ...ir.types import ArrayType
 from .. import scan
 from ..numpy.shape import reshape
@@ -43,6 +56,9 @@ from .loops import BOUND, LoopMixin
 from .parallel import ParallelMixin
 
 FLAGS = ("$ret", "$brk", "$cont")
+# the value an `scf.if` yields, in messages (see lower_if_value)
+IFV_WHAT = "the value of this `... if ... else ...` (or `and`/`or`) expression"
+IFV_NEED = "for both branches (convert one branch's value to the other's type)"
 
 
 class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
@@ -59,6 +75,7 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
         self.raised = False  # the current path ended in a `raise`
         self.in_loop = False
         self.prange_vars: list = []  # enclosing prange loops: (index name, fresh arrays)
+        self.ifv_words: list = []  # lower_if_value's (what, what to do), innermost last
         self.returns_value = scan.returns_value(src.tree)
         self.maybe_unbound = scan.maybe_unbound(src.tree)  # the names that get `$def:` flags
         self._bind_params(params)
@@ -159,6 +176,12 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             self.symtab[target.id] = value
             self.mark_bound(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            star = next((e for e in target.elts if isinstance(e, ast.Starred)), None)
+            if star is not None:
+                raise UnsupportedError(
+                    f"starred assignment targets (`*{ast.unparse(star.value)}`) are not "
+                    "supported in compiled code; index the items instead (`first, rest = "
+                    "t[0], t[1:]`)", self.src.loc(star))
             items = self.unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, items):
                 self.assign(t, v)
@@ -196,14 +219,43 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             self.symtab[BOUND + name] = self.const_bool(True)
 
     def unpack(self, value, n, node):
+        """The ``n`` items of ``value`` for ``x, y = value`` (and ``for x, y in ...``): a tuple's
+        items; an array's first-axis items or a list's elements, after Python's checks of the
+        length (ValueError: when compiling where the length is known, else at run time)."""
         if isinstance(value, Tup):
-            if len(value.items) != n:
-                raise ZymaseTypeError(f"cannot unpack {len(value.items)} values into {n} names",
-                                      self.src.loc(node))
+            self.check_unpack_count(len(value.items), n, node)
             return value.items
         if isinstance(value, Array) and value.type.ndim >= 1:
+            known = static_dim0(value)
+            if known is not None:
+                self.check_unpack_count(known, n, node)
+            else:
+                self.assert_unpack_count(self.dim(value, 0), n, node)
             return [self.index_value(value, [self.const_int(k)], node) for k in range(n)]
-        raise ZymaseTypeError(f"cannot unpack {self.describe(value)}", self.src.loc(node))
+        if isinstance(value, ListVal):
+            self.assert_unpack_count(value.length, n, node)
+            return [Scalar(self.b.op(Load, value.buf, self.b.i64(k)), False) for k in range(n)]
+        if isinstance(value, EmptyList):
+            self.check_unpack_count(0, n, node)
+            return []
+        what = "a 0-d array" if isinstance(value, Array) else self.describe(value)
+        raise ZymaseTypeError(f"cannot unpack {what}: it is not a sequence",
+                              self.src.loc(node))
+
+    def check_unpack_count(self, got: int, n: int, node) -> None:
+        """Python's ValueError for unpacking ``got`` items into ``n`` names, when compiling."""
+        if got != n:
+            raise ZymaseValueError(_unpack_message(got, n).replace("{a}", str(got)),
+                                   self.src.loc(node))
+
+    def assert_unpack_count(self, length, n: int, node) -> None:
+        """Python's ValueError at run time unless the i64 ``length`` is ``n``."""
+        b = self.b
+        with b.location(self.src.loc(node)):
+            b.create(Assert, [b.op(CmpI, length, b.i64(n), pred="ge"), length], [],
+                     {"kind": "ValueError", "msg": _unpack_message(0, n)})
+            b.create(Assert, [b.op(CmpI, length, b.i64(n), pred="le"), length], [],
+                     {"kind": "ValueError", "msg": _unpack_message(n + 1, n)})
 
     def visit_Return(self, s):
         if not self.returns_value:
@@ -361,8 +413,9 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
                 for env in envs:
                     env[key] = bound
 
-    def lower_if_value(self, cond: Scalar, then_fn, else_fn, node) -> FVal:
-        """An ``scf.if`` producing a value (conditional expressions, ``and``/``or``)."""
+    def lower_if_value(self, cond: Scalar, then_fn, else_fn, node, what=None) -> FVal:
+        """An ``scf.if`` producing a value (conditional expressions, ``and``/``or``).  ``what``:
+        (the expression, what to do) in the message when the branches' types differ."""
         saved = self.symtab.get("$ifv", UNDEF)
 
         def branch(fn):
@@ -371,7 +424,11 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
                 self.symtab["$ifv"] = value
             return run
 
-        self.lower_if(cond, branch(then_fn), branch(else_fn))
+        self.ifv_words.append(what or (IFV_WHAT, IFV_NEED))  # (nested ones pop theirs first)
+        try:
+            self.lower_if(cond, branch(then_fn), branch(else_fn))
+        finally:
+            self.ifv_words.pop()
         out = self.symtab.pop("$ifv")
         if saved is not UNDEF:
             self.symtab["$ifv"] = saved
@@ -404,10 +461,16 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             return a
         where = max((loc for loc in (_def_loc(a), _def_loc(b)) if loc is not None),
                     key=lambda loc: loc.line, default=self.b.loc)
-        what = "the value returned" if name == "$rv" else f"`{name.lstrip('$')}`"
+        need = "per name"
+        if name == "$rv":
+            what = "the value returned"
+        elif name == "$ifv":  # (the value of a conditional expression, `and`, `or`)
+            what, need = self.ifv_words[-1] if self.ifv_words else (IFV_WHAT, IFV_NEED)
+        else:
+            what = f"`{name.lstrip('$')}`"
         raise ZymaseTypeError(
             f"{what} is {self.describe(a)} on one path and {self.describe(b)} "
-            "on another; zymase needs one type per name", where,
+            f"on another; zymase needs one type {need}", where,
             note=f"(the paths meet at {self.b.loc})")
 
     def convert(self, v, tpl, name):
@@ -447,6 +510,26 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
         if isinstance(tpl, Struct):
             return Struct(tpl.pytype, {k: self.placeholder(x) for k, x in tpl.fields.items()})
         raise TypeError(tpl)
+
+
+def _unpack_message(got: int, n: int) -> str:
+    """CPython's message for unpacking ``got`` items into ``n`` names (``{a}``: the count)."""
+    if got > n:
+        return f"too many values to unpack (expected {n})"
+    return f"not enough values to unpack (expected {n}, got {{a}})"
+
+
+def static_dim0(a: Array):
+    """The length of ``a``'s first axis where it is known when compiling (a constant array, an
+    allocation or a reshape with a constant size), else None."""
+    op = a.value.op
+    if isinstance(op, ArrayConst):
+        return int(op.attrs["data"].shape[0])
+    if isinstance(op, (Alloc, Reshape, Broadcast)):
+        dims = op.operands if isinstance(op, Alloc) else op.operands[1:]
+        if dims and isinstance(dims[0].op, Constant):
+            return int(dims[0].op.attrs["value"])
+    return None
 
 
 def _def_loc(v):
