@@ -129,7 +129,7 @@ def test_ci_runs_the_readme_commands():
         setup = re.search(r"```bash\n(.*?)```", f.read(), re.S).group(1)
     commands = [line.split("#")[0].strip() for line in setup.splitlines()]
     assert "pip install -e '.[test]'" in commands and "python -m pytest" in commands
-    assert "about 14-16 minutes on 2 cores" in setup
+    assert "about 13-16 minutes on 2 cores" in setup
     with open(os.path.join(ROOT, ".ci", "run")) as f:
         ci = [line.strip() for line in f]
     assert ci[-1] == "python -m pytest"
