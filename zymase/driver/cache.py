@@ -94,7 +94,6 @@ def shared(fn, options: Options) -> Specializations:
     """The specializations kept for ``fn`` and ``options`` while ``fn`` lives (a function that
     cannot be weakly referenced gets a fresh, unshared one)."""
     fn = python_function(fn)
-    check_entry(fn)
     with _SHARED_LOCK:
         try:
             per_fn = _SHARED.setdefault(fn, {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import __future__
 import ast
 import functools
 import inspect
@@ -106,7 +107,7 @@ def check_entry(fn) -> None:
         raise ZymaseTypeError(f"zymase compiles a Python function; it was given "
                               f"{_describe(fn)}", caller_loc())
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if module in ("numpy", "scipy") and callable(fn):
+    if module in ("numpy", "scipy"):
         name = getattr(fn, "__name__", "f")
         prefix = {"numpy": "np", "scipy": "scipy"}[module]
         raise UnsupportedError(
@@ -128,81 +129,58 @@ def _describe(obj) -> str:
 
 def _partial(p):
     """``functools.partial(f, *a, **kw)`` as a function of the remaining parameters that
-    calls ``f`` with the bound values (read as globals of that function; made once per
-    partial object, with its text in ``linecache``)."""
-    made = getattr(p, "_zymase_entry", None)
+    calls ``f`` with the bound values (read as globals of that function)."""
+    return _forwarding(p, python_function(p.func), p, p.args, "functools.partial of {}",
+                       "partial_function")
+
+
+def _calling(custom):
+    """``def name(params): return custom(params)`` for a custom function (compiled like any
+    function; the call takes the rule)."""
+    return _forwarding(custom, custom, custom.fn, (), "{} and its derivative rule",
+                       "custom_function")
+
+
+def _forwarding(owner, target, signed, bound: tuple, title: str, fallback: str):
+    """``def name(params): return target(*bound, params)`` with ``signed``'s parameters (and
+    defaults), made once per ``owner`` with its text in ``linecache`` under
+    ``<zymase: title>``; ``owner`` itself where its signature cannot be written so."""
+    made = getattr(owner, "_zymase_entry", None)
     if made is not None:
         return made
-    target = python_function(p.func)
     try:
-        sig = inspect.signature(p)
+        sig = inspect.signature(signed)
     except (TypeError, ValueError):
-        return p
+        return owner
     namespace = {"__zymase_target": target}
-    params, star, passed = [], False, []
-    for k, a in enumerate(p.args):
+    passed = []
+    for k, a in enumerate(bound):
         namespace[f"__zymase_arg{k}"] = a
         passed.append(f"__zymase_arg{k}")
+    params, star = [], False
     for prm in sig.parameters.values():
         if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
-            return p  # (refused as such functions are)
+            return owner  # (refused as such functions are)
         if prm.kind == prm.KEYWORD_ONLY and not star:
             params.append("*")
             star = True
         if prm.default is prm.empty:
             params.append(prm.name)
-        else:
+        else:  # (a default the frontend reads from the text, as for any function)
             namespace[f"__zymase_default_{prm.name}"] = prm.default
             params.append(f"{prm.name}=__zymase_default_{prm.name}")
-        passed.append(prm.name if prm.kind == prm.POSITIONAL_OR_KEYWORD and not star
-                      else f"{prm.name}={prm.name}")
-    name = getattr(target, "__name__", "")
-    name = name if name.isidentifier() else "partial_function"
-    file = f"<zymase: functools.partial of {name}>"
+        passed.append(f"{prm.name}={prm.name}" if star else prm.name)
+    name = getattr(signed if signed is not owner else target, "__name__", "")
+    name = name if name.isidentifier() else fallback
+    file = f"<zymase: {title.format(name)}>"
     text = f"def {name}({', '.join(params)}):\n    return __zymase_target({', '.join(passed)})\n"
     linecache.cache[file] = (len(text), None, text.splitlines(True), file)
     exec(compile(text, file, "exec"), namespace)
     made = namespace[name]
     try:
-        p._zymase_entry = made
+        owner._zymase_entry = made
     except AttributeError:
         pass
-    return made
-
-
-def _calling(custom):
-    """``def name(params): return custom(params)``, made once per custom function, with its
-    text in ``linecache`` (compiled like any function; the call takes the rule)."""
-    made = getattr(custom, "_zymase_entry", None)
-    if made is not None:
-        return made
-    try:
-        sig = inspect.signature(custom.fn)
-    except (TypeError, ValueError):
-        return custom
-    params, star, namespace = [], False, {"__zymase_rule": custom}
-    for p in sig.parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            return custom  # (refused as the function itself would be)
-        if p.kind == p.KEYWORD_ONLY and not star:
-            params.append("*")
-            star = True
-        if p.default is p.empty:
-            params.append(p.name)
-        else:  # (a default the frontend reads from the text, as for any function)
-            namespace[f"__zymase_default_{p.name}"] = p.default
-            params.append(f"{p.name}=__zymase_default_{p.name}")
-    name = getattr(custom.fn, "__name__", "")
-    name = name if name.isidentifier() else "custom_function"
-    names = [p.split("=")[0] for p in params if p != "*"]
-    passed = ", ".join(n if sig.parameters[n].kind != inspect.Parameter.KEYWORD_ONLY
-                       else f"{n}={n}" for n in names)
-    file = f"<zymase: {name} and its derivative rule>"
-    text = f"def {name}({', '.join(params)}):\n    return __zymase_rule({passed})\n"
-    linecache.cache[file] = (len(text), None, text.splitlines(True), file)
-    exec(compile(text, file, "exec"), namespace)
-    made = namespace[name]
-    custom._zymase_entry = made
     return made
 
 
@@ -344,8 +322,8 @@ def _text_matches(fn, text: str) -> bool:
 
 
 _FUTURE_FLAGS = 0
-for _name in __import__("__future__").all_feature_names:
-    _FUTURE_FLAGS |= getattr(__import__("__future__"), _name).compiler_flag
+for _name in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 
 
 def _lambda_def(fn, code, file: str) -> ast.FunctionDef:
