@@ -22,9 +22,13 @@
         def g_bwd(res, ct): return (ct_x,)          # one cotangent per argument (None: none)
         g.defvjp(g_fwd, g_bwd)
 
-    Forward mode uses the ``jvp`` rule, reverse mode the ``vjp`` pair; a function with only one of
-    them is differentiated through its body in the other mode (so ``hessian`` keeps working with
-    only a ``custom_vjp``).  Called from plain Python, the function runs as written.
+    Forward mode uses the ``jvp`` rule, reverse mode the ``vjp`` pair.  A function with only a
+    ``jvp`` rule uses it in reverse mode too, transposed, as JAX does (the rule must be linear in
+    the tangents); one with only a ``vjp`` pair is differentiated through its body in forward mode
+    (so ``hessian`` keeps working with only a ``custom_vjp``).  The rules' outputs are checked:
+    a pair ``(output, tangent)`` from a ``jvp`` rule, the tangent shaped like the output; one
+    cotangent per argument from a backward rule, shaped like the argument (nothing is
+    broadcast).  Called from plain Python, the function runs as written.
 
 Imports nothing of zymase, so that the frontend can read these markers and users can import them
 without the rest.
@@ -179,11 +183,16 @@ class custom_jvp(_Custom):
     """A function with a custom forward-mode derivative rule, in the style of JAX.
 
     Decorate a function with ``@zymase.custom_jvp`` and give it a rule with ``defjvp``.
-    Forward mode (``jvp``, ``jacfwd``, ``hessian``, ``autodiff(Forward, ...)``) of any
-    function that calls it then uses the rule, compiled with the rest, instead of
-    differentiating its body; reverse mode differentiates the body (unless the function is a
-    ``custom_vjp``).  Transforms take it directly too (``zymase.jvp(softplus, ...)``);
-    called from plain Python, the function runs as written.
+    Forward mode (``jvp``, ``jacfwd``, ``autodiff(Forward, ...)``) of any function that calls
+    it then uses the rule, compiled with the rest, instead of differentiating its body.
+    Reverse mode (``grad``, ``vjp``, ``jacrev``, and ``hessian``, forward over reverse) uses
+    the rule too, as JAX does: the rule is linear in the tangents, and reverse mode applies
+    that linear map transposed (zymase evaluates the rule with tangents ``x - stop(x)``, zero
+    but carrying the derivative, and differentiates the tangent it returns), so ``jacfwd``
+    and ``jacrev`` agree.  The value is still the one the body computes.  A ``custom_vjp``
+    with a ``defjvp`` rule keeps its backward rule for reverse mode.  Transforms take it
+    directly too (``zymase.jvp(softplus, ...)``); called from plain Python, the function runs
+    as written.
 
     Args:
         fn: The function (plain Python and NumPy).
@@ -201,6 +210,8 @@ class custom_jvp(_Custom):
         ...     return 2.0 * softplus(x)
         >>> zymase.jvp(f, (0.0,), (1.0,))
         (1.3862943611198906, 1.0)
+        >>> zymase.grad(f)(0.0)                   # reverse mode: the rule, transposed
+        1.0
         >>> softplus(0.0)                         # plain Python
         0.6931471805599453
     """
@@ -214,7 +225,11 @@ class custom_jvp(_Custom):
         Args:
             rule: ``rule(primals, tangents)``: ``primals`` is the tuple of the function's
                 arguments, ``tangents`` a tuple of their tangents (same types for floats and
-                float arrays, None for the rest); returns ``(output, output_tangent)``.
+                float arrays, None for the rest); returns ``(output, output_tangent)``, the
+                output being what the function returns and the tangent of the output's
+                structure, shape and dtype (a scalar is not broadcast to an array), linear in
+                ``tangents``.  Anything else is refused when compiling, or for array shapes
+                with a ``ShapeError`` at run time.
 
         Returns:
             ``rule`` itself.
@@ -265,7 +280,11 @@ class custom_vjp(_Custom):
             fwd: ``fwd(*args)``, called with the function's arguments: returns ``(output,
                 residuals)``, the residuals being anything the backward rule needs.
             bwd: ``bwd(residuals, ct)``, with ``ct`` the output's cotangent: returns a tuple
-                with one cotangent per argument (None for an argument that gets none).
+                with one cotangent per argument (None for an argument that gets none), each
+                of its argument's structure, shape and dtype: no broadcasting, as in JAX (a
+                scalar for an array argument, or a cotangent of another rank or dtype, is
+                refused when compiling; one of another shape raises ``ShapeError`` at run
+                time, naming the rule, the argument and both shapes).
 
         Returns:
             The ``custom_vjp`` itself.

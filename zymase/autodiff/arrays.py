@@ -4,9 +4,8 @@ zero a buffer, add an outer product, copy (snapshots), conjugate."""
 from __future__ import annotations
 
 from ..ir.builder import Builder
-from ..ir.core import Block, Region, Value
-from ..ir.ops import AddF, Alloc, Conj, Dim, For, Load, MulF, Store
-from ..ir.types import I64
+from ..ir.core import Value
+from ..ir.ops import AddF, Alloc, Conj, Dim, Load, MulF, Store
 
 
 def dims(b: Builder, a: Value) -> list[Value]:
@@ -15,16 +14,7 @@ def dims(b: Builder, a: Value) -> list[Value]:
 
 def nest(b: Builder, shape: list[Value], body) -> None:
     """Nested ``scf.for`` over ``shape``; ``body(indices)`` emits the innermost ops."""
-    def level(k, idx):
-        if k == len(shape):
-            body(idx)
-            return
-        blk = Block([I64])
-        with b.at(blk):
-            level(k + 1, idx + [blk.args[0]])
-            b.yield_()
-        b.create(For, [b.i64(0), shape[k], b.i64(1)], [], regions=[Region([blk])])
-    level(0, [])
+    b.nest(shape, body)
 
 
 def add_into(b: Builder, dst: Value, src: Value) -> None:

@@ -19,6 +19,8 @@ from ..errors import DifferentiationError
 from ..ir.core import VIEW, Block, Func, Module, Op, Region, Value
 from ..ir.ops import (
     Alloc,
+    ArrayConst,
+    ArrayGlobal,
     AtomicAdd,
     Call,
     Condition,
@@ -232,6 +234,13 @@ class ForwardTransform:
                                                  [op.result.type], {"init": "zero"}).result
                                    for _ in range(self.width)]
 
+    def op_array_const(self, op):
+        """A global or closure array: compiled code never writes it (``constant_writes``), so
+        its tangent is zero even where a call's operands make activity call it varied."""
+        new = self.clone(op)
+        if self.act.active(op.result):
+            self.tan[op.result] = [self.zero_like(new.result) for _ in range(self.width)]
+
     def op_arith_select(self, op):
         if not isinstance(op.result.type, ArrayType):
             return self.generic(op)
@@ -385,6 +394,11 @@ class ForwardTransform:
         """Call the user's jvp rule once per lane: (primals, tangents) -> (out, tangent_out)."""
         rule = self.module[callee.attrs["custom_jvp"]]
         n = len(op.results)
+        floats = [k for k, r in enumerate(op.results) if _is_float_type(r.type)]
+        if len(rule.result_types) != n + len(floats):  # (the frontend checks the rule's output)
+            raise DifferentiationError(
+                "the jvp rule of this call must return a pair (output, output tangent), the "
+                "tangent of the output's shape and dtype", op.loc)
         args = [self.x(v) for v in op.operands]
         lanes_out = []
         for w in range(self.width):
@@ -395,7 +409,6 @@ class ForwardTransform:
                 for o, r in zip(op.results, call.results[:n]):
                     self.map[o] = r
             lanes_out.append(list(call.results[n:]))
-        floats = [k for k, r in enumerate(op.results) if _is_float_type(r.type)]
         for j, k in enumerate(floats):
             if self.act.active(op.results[k]):
                 self.tan[op.results[k]] = [lanes[j] for lanes in lanes_out]
@@ -436,6 +449,7 @@ class ForwardTransform:
 T = ForwardTransform
 # ops with a handler of their own; the others go by their rule record (views: ``view``)
 HANDLERS = {Load: T.op_array_load, Store: T.op_array_store, Alloc: T.op_array_alloc,
+            ArrayConst: T.op_array_const, ArrayGlobal: T.op_array_const,
             AtomicAdd: T.op_array_atomic_add,
             Select: T.op_arith_select, TapeRead: T.op_tape_read, TapePopRef: T.op_tape_pop,
             TapePushRef: T.op_tape_push,

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .core import OPS, UNKNOWN_LOC, Block, Loc, Op, Region, Value
-from .ops import Cast, Constant, Yield
+from .ops import Cast, Constant, For, Yield
 from .types import F64, I1, I64, ScalarType, Type
 
 
@@ -103,6 +103,21 @@ class Builder:
 
     def cast(self, v: Value, type: Type) -> Value:
         return v if v.type == type else self.op(Cast, v, type=type)
+
+    def nest(self, shape: list[Value], body) -> None:
+        """Nested ``scf.for`` loops over ``shape`` (i64 sizes); ``body(indices)`` emits the
+        innermost ops."""
+        def level(k, idx):
+            if k == len(shape):
+                body(idx)
+                return
+            blk = Block([I64])
+            with self.at(blk):
+                level(k + 1, idx + [blk.args[0]])
+                self.yield_()
+            self.create(For, [self.i64(0), shape[k], self.i64(1)], [],
+                        regions=[Region([blk])])
+        level(0, [])
 
     def yield_(self, *values: Value, kind: type[Op] | str = Yield) -> Op:
         """A terminator passing ``values`` on: ``scf.yield``, or ``kind`` (``Condition``)."""
