@@ -149,3 +149,22 @@ def test_a_module_edited_after_import_is_refused_until_reloaded(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "refused:" in run.stdout and "importlib.reload" in run.stdout, run.stdout
     assert run.stdout.strip().endswith("[5. 5.]"), run.stdout
+
+
+def _reshape_argument(a):
+    a.shape = (2, 2)
+    return a.sum(axis=0)
+
+
+def _reshape_copy(a):
+    b = a.copy()
+    b.shape = (2, 2)
+    return b.sum(axis=0)
+
+
+def test_shape_assignment_to_a_parameter_is_refused_a_local_array_works():
+    msg = refused(lambda: zymase.jit(_reshape_argument)(np.arange(4.0)))
+    assert "would reshape the caller's array" in msg and "a = a.reshape(...)" in msg, msg
+    assert HERE in msg, msg
+    np.testing.assert_array_equal(zymase.jit(_reshape_copy)(np.arange(4.0)),
+                                  _reshape_copy(np.arange(4.0)))

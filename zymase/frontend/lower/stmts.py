@@ -211,6 +211,11 @@ class FunctionLowerer(ParallelMixin, LoopMixin, ExprLowerer):
             raise UnsupportedError(f"`{name.id}.shape = ...` would reshape `{others[0]}` too (the "
                                    f"same array); write `{name.id} = {name.id}.reshape(...)` to "
                                    "reshape one name", self.src.loc(node))
+        if any(cur.value is a for a in self.func.args):
+            raise UnsupportedError(f"`{name.id}.shape = ...` would reshape the caller's array "
+                                   f"(`{name.id}` is a parameter of {self.src.tree.name}()): "
+                                   f"write `{name.id} = {name.id}.reshape(...)`, or reshape it "
+                                   "before the call", self.src.loc(node))
         self.symtab[name.id] = reshape(self, cur, shape, node)
 
     def mark_bound(self, name: str) -> None:
