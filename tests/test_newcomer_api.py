@@ -168,3 +168,42 @@ def test_shape_assignment_to_a_parameter_is_refused_a_local_array_works():
     assert HERE in msg, msg
     np.testing.assert_array_equal(zymase.jit(_reshape_copy)(np.arange(4.0)),
                                   _reshape_copy(np.arange(4.0)))
+
+
+def _affine_loss(x, w, b=0.5):
+    return ((x * w).sum() + b) ** 2
+
+
+_W = np.array([0.3, 0.1, -0.7])
+_BOUND = functools.partial(_affine_loss, w=_W)
+
+
+@functools.lru_cache(maxsize=None)
+def _coefficient(n):
+    return 1.0 / (n + 1)
+
+
+def _calls_the_partial(x):
+    return _BOUND(x) * 2.0
+
+
+def _calls_the_cached(x):
+    return x * _coefficient(3)
+
+
+def test_partials_and_cached_functions_called_from_compiled_code_and_vmap():
+    x = np.array([1.0, -2.0, 0.5])
+    want = 2.0 * 2.0 * ((x * _W).sum() + 0.5) * _W
+    np.testing.assert_allclose(zymase.grad(_calls_the_partial)(x), want, rtol=1e-12)
+    assert zymase.grad(_calls_the_cached)(2.0) == 0.25
+    xs = np.stack([x, 2.0 * x])
+    np.testing.assert_allclose(zymase.vmap(_BOUND)(xs), [_affine_loss(r, _W) for r in xs])
+    np.testing.assert_allclose(zymase.vmap(zymase.grad(_BOUND))(xs),
+                               [2.0 * ((r * _W).sum() + 0.5) * _W for r in xs], rtol=1e-12)
+
+
+def test_argnums_counts_positional_parameters_only():
+    x = np.array([1.0, -2.0, 0.5])
+    msg = refused(lambda: zymase.grad(_BOUND, argnums=1)(x))  # w is bound: a constant
+    assert "out of range for the 1 positional parameters" in msg and HERE in msg, msg
+    np.testing.assert_allclose(zymase.grad(_BOUND)(x), 2.0 * ((x * _W).sum() + 0.5) * _W)

@@ -89,7 +89,8 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     Args:
         fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
             function).  The returned function takes the same arguments, positional or by
-            keyword; parameters left out take their defaults and are held constant.
+            keyword; parameters left out take their defaults (held constant unless
+            ``argnums`` names them).
         argnums: The positional argument(s) to differentiate with respect to: an int
             (default 0; negative counts from the end) gives that argument's gradient, a
             tuple of ints a tuple of gradients in the same order.  Each chosen argument must
@@ -301,7 +302,8 @@ def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bo
         fn: The function to differentiate: plain Python and NumPy (or a ``zymase.jit``
             function).  It must return a real float scalar, or ``(scalar, aux)`` with
             ``has_aux=True``.  The returned function takes the same arguments, positional or
-            by keyword; parameters left out take their defaults and are held constant.
+            by keyword; parameters left out take their defaults (held constant unless
+            ``argnums`` names them).
         argnums: The positional argument(s) to differentiate with respect to.  An int
             (default 0, the first argument; negative counts from the end) gives that
             argument's gradient; a tuple of ints gives a tuple of gradients, one per entry,

@@ -72,10 +72,13 @@ def normalize_argnums(argnums, nargs, fn):
         raise ZymaseTypeError(f"argnums is an int or a tuple of ints (positions of "
                               f"{fn.__name__}()'s arguments), not {argnums!r}", caller_loc())
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    # positions count the positional parameters, as in JAX (keyword-only ones, such as the
+    # values a functools.partial binds by name, are never chosen by position)
+    nargs = min(nargs, getattr(getattr(fn, "__code__", None), "co_argcount", nargs))
     for k in nums:
         if not -nargs <= k < nargs:
-            raise DifferentiationError(f"argnums {k} is out of range for {nargs} arguments of "
-                                       f"{fn.__name__}()", caller_loc())
+            raise DifferentiationError(f"argnums {k} is out of range for the {nargs} positional "
+                                       f"parameters of {fn.__name__}()", caller_loc())
     return tuple(k % nargs for k in nums)
 
 

@@ -15,6 +15,7 @@ So the examples run on all cores, and ``f`` is compiled once, inlined into the l
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
 import threading
@@ -118,7 +119,7 @@ def vmap(fn: Callable[..., Any], in_axes: int | None | Sequence[int | None] = 0,
     if not callable(fn):
         raise ZymaseTypeError(f"zymase.vmap takes a function, not {type(fn).__name__} "
                               f"{fn!r}"[:200], caller_loc())
-    py = getattr(fn, "__zymase_fn__", fn)
+    py = python_function(fn)
     compiled: dict = {}
 
     @located
@@ -192,6 +193,15 @@ def _structure(result):
     raise ZymaseTypeError("vmap: the function must return a number, an array or a tuple of them")
 
 
+def _call_text(py, items: list[str]) -> str:
+    """``_f(items...)``, the keyword-only parameters of ``py`` passed by name."""
+    fn = python_function(py)
+    names = list(inspect.signature(fn).parameters)
+    positional = fn.__code__.co_argcount
+    args = [it if k < positional else f"{names[k]}={it}" for k, it in enumerate(items)]
+    return f"_f({', '.join(args)})"
+
+
 def _write(py, nargs: int, axes, structure, out_axes):
     """The batched function's source, registered with linecache so that it compiles."""
     params = [f"a{k}" for k in range(nargs)]
@@ -199,7 +209,7 @@ def _write(py, nargs: int, axes, structure, out_axes):
 
     def call(b):
         items = [p if ax is None else f"{p}[{':, ' * ax}{b}]" for p, ax in zip(params, axes)]
-        return f"_f({', '.join(items)})"
+        return _call_text(py, items)
 
     parts = structure[1] if structure[0] == "t" else (structure,)
     outs = [f"out{j}" for j in range(len(parts))]
@@ -247,9 +257,10 @@ def _vmap_grad(fn, spec, in_axes, out_axes, options):
     """``vmap(grad(f))``: the gradient of ``sum_b f(example b)`` with respect to the batched
     arguments, each differentiated shared argument first copied once per example."""
     if spec.has_aux:
-        raise ZymaseTypeError("zymase.vmap of a gradient with has_aux=True is not supported yet")
+        raise ZymaseTypeError("zymase.vmap of a gradient with has_aux=True is not supported: "
+                              "vmap the gradient without the aux value", caller_loc())
     nums = (spec.argnums,) if isinstance(spec.argnums, int) else tuple(spec.argnums)
-    py = getattr(spec.fn, "__zymase_fn__", spec.fn)
+    py = python_function(spec.fn)
     opts = {**spec.options, **options}
     compiled: dict = {}
     kept = threading.local()  # the copies of shared arguments, refilled at each call
@@ -295,7 +306,7 @@ def _vmap_jacrev(fn, jac, in_axes, out_axes, options):
     """``vmap(jacrev(f))``: the Jacobian of ``sum_b f(example b)`` with respect to the batched
     arguments (rows per output element, examples on the next axis), moved to batch-first."""
     py, argnums, jopts = jac
-    py = getattr(py, "__zymase_fn__", py)
+    py = python_function(py)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     opts = {**jopts, **options}
     compiled: dict = {}
@@ -353,7 +364,7 @@ def _write_sum(py, nargs: int, batch, vector: bool = False):
         text = (f"def summed({', '.join(params)}, m):\n"
                 "    s = np.zeros(m)\n"
                 f"    for b in prange(a{lead}.shape[0]):\n"
-                f"        r = _f({', '.join(items)})\n"
+                f"        r = {_call_text(py, items)}\n"
                 "        for j in range(m):\n"
                 "            s[j] += r[j]\n"
                 "    return s\n")
@@ -361,7 +372,7 @@ def _write_sum(py, nargs: int, batch, vector: bool = False):
         text = (f"def summed({', '.join(params)}, values):\n"
                 "    s = 0.0\n"
                 f"    for b in prange(a{lead}.shape[0]):\n"
-                f"        v = _f({', '.join(items)})\n"
+                f"        v = {_call_text(py, items)}\n"
                 "        values[b] = v\n"
                 "        s += v\n"
                 "    return s\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import os
 import site
@@ -23,6 +24,7 @@ from .. import numpy as _numpy  # noqa: F401  (its topics fill the registry)
 from ..custom_rules import lower_rules
 from ..lists import list_method
 from ..numpy.registry import METHODS, STRUCT_METHODS, lookup
+from ..source import python_function
 from ..typing import (
     Array,
     EmptyList,
@@ -74,6 +76,11 @@ def call_object(lw, obj, args, kwargs, node):
         callee = lw.mod.module[str(call.attrs["callee"])]
         callee.attrs["noinline"] = callee.attrs["checkpoint_call"] = True
         return out
+    if isinstance(obj, functools.partial) or (type(obj).__name__ == "_lru_cache_wrapper"
+                                              and hasattr(obj, "__wrapped__")):
+        made = python_function(obj)  # (a function of the remaining parameters; the wrapped one)
+        if made is not obj:
+            return call_object(lw, made, args, kwargs, node)
     if isinstance(obj, types.FunctionType) or hasattr(obj, "py_func"):
         foreign = foreign_library(obj, lw, node)  # (a function passed in, `f(x)`, too)
         if foreign is not None:
