@@ -2,6 +2,7 @@
 wrong derivative, an LLVM error or a crash inside zymase) and a ``custom_jvp`` rule drives
 reverse mode too, as in JAX (``jacfwd == jacrev``)."""
 
+import dataclasses
 import math
 import re
 
@@ -477,3 +478,34 @@ def test_a_rule_calling_a_function_that_calls_the_function_is_refused():
         zymase.grad(lambda x: g(x))(1.0)
     assert "the jvp rule `_f_jvp` of f() calls `g`, which is still being compiled" in \
         _clean(err)
+
+
+@dataclasses.dataclass
+class _Params:
+    w: float
+    v: np.ndarray
+
+
+@zymase.custom_vjp
+def _weighted(p, x):
+    return p.w * (p.v * x).sum()
+
+
+def _weighted_fwd(p, x):
+    return _weighted(p, x), (p, x)
+
+
+def _weighted_bwd(res, ct):
+    p, x = res
+    return ((ct * (p.v * x).sum(), ct * p.w * x), ct * p.w * p.v)  # a dataclass's: a tuple
+
+
+_weighted.defvjp(_weighted_fwd, _weighted_bwd)
+
+
+def test_a_dataclass_argument_takes_a_tuple_of_field_cotangents():
+    p, x = _Params(2.0, np.array([1.0, 2.0, 3.0])), np.array([0.5, 1.0, -1.0])
+    gp, gx = zymase.grad(_weighted, argnums=(0, 1))(p, x)
+    assert isinstance(gp, _Params) and gp.w == pytest.approx((p.v * x).sum())
+    np.testing.assert_allclose(gp.v, p.w * x)
+    np.testing.assert_allclose(gx, p.w * p.v)

@@ -418,10 +418,14 @@ class _Rules:
         if isinstance(p, Struct):
             if none:
                 return [None] * n
-            if not isinstance(ct, Struct) or ct.pytype is not p.pytype:
-                raise bad()
+            if isinstance(ct, Tup) and len(ct.items) == len(p.fields):  # (fields in order:
+                items = dict(zip(p.fields, ct.items))  # compiled code cannot make a dataclass)
+            elif isinstance(ct, Struct) and ct.pytype is p.pytype:
+                items = ct.fields
+            else:
+                raise bad(f" (a {p.pytype.__name__}, or a tuple of one cotangent per field)")
             return [m for k in p.fields
-                    for m in self.match_cotangent(p.fields[k], ct.fields[k],
+                    for m in self.match_cotangent(p.fields[k], items[k],
                                                   f"field `{k}` of {name}", what, loc)]
         return [None] * n  # (lists, compile-time objects: no cotangent)
 
