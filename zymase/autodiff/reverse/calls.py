@@ -44,13 +44,13 @@ def reverse_call(rt, op) -> None:
                 "sweep (grad and vjp take it through the split form)")
             raise DifferentiationError(
                 f"reverse mode through the call to `{op.attrs['callee']}` inside a loop (a "
-                "recursive call, or a helper marked with zymase.checkpoint) is not supported "
-                f"yet{why}", op.loc)
+                f"recursive call, or a helper marked with zymase.checkpoint) is not supported"
+                f"{why}: move the call out of the loop", op.loc)
         parent = parent.parent_op
     if any(not is_float(op.results[k]) for k in res):
         raise DifferentiationError("reverse mode through a call returning an array (a recursive "
                                    "call, or a helper marked with zymase.checkpoint) is not "
-                                   "supported yet", op.loc)
+                                   "supported: return floats from it, or let it be inlined", op.loc)
     callee = rt.sweep.module[op.attrs["callee"]]
     g = rt.callee_grad(callee, acts, res)
     arrays = [k for k, v in enumerate(op.operands) if hasattr(v.type, "ndim")]
@@ -153,7 +153,7 @@ def _copy_after(rt, op, k):
         if any(p.has_trait(LOOP) for p in _ancestors(op, rt.func)):
             raise DifferentiationError(
                 f"reverse mode through the call to `{op.attrs['callee']}` inside a loop, when "
-                "an array it is given is written again after it, is not supported yet (the "
+                "an array it is given is written again after it, is not supported (the "
                 "adjoint would need a copy of that array per iteration)", op.loc)
         fop = rt.sweep.fop[op]
         parent = fop.parent

@@ -248,7 +248,7 @@ class Checkpointed:
                 raise DifferentiationError(
                     "checkpointing the loop here (memory_limit; array expressions and slice "
                     f"assignments are loops too) needs to save a buffer{made} that is made "
-                    "inside a branch or another loop, which is not supported yet: make it "
+                    "inside a branch or another loop, which is not supported: make it "
                     "before the branch, or drop memory_limit", loop.loc)
             out.append(r)
         return sorted(out, key=lambda r: (r.op is not None, r.index if r.op is None else

@@ -291,7 +291,8 @@ class ForwardSweep:
             parent = fblock.parent_op
             if not isinstance(parent, If):
                 raise DifferentiationError("an array made inside a loop is needed by the adjoint "
-                                           "sweep (not supported yet)", parent.loc)
+                                           "sweep after it: make the array before the loop "
+                                           "and write into it", parent.loc)
             fwd = self._add_if_result(parent, fwd, fblock, also)
             fblock = fwd.block
         return fwd

@@ -209,7 +209,8 @@ class Adjoint:
             return self.recompute(a)
         if not self.plan.array_available(a):
             raise DifferentiationError("the adjoint sweep needs an array made inside a loop "
-                                       "(not supported yet)", op.loc if op else self.func.loc)
+                                       "after it: make the array before the loop and write "
+                                       "into it", op.loc if op else self.func.loc)
         fv = self.promote(self.sweep.fmap[a], self.sweep.fblock[a.block])
         self.scopes[0].env[a] = fv
         return fv
@@ -420,7 +421,7 @@ class Adjoint:
             "a value carried by a loop or chosen by a branch"
         raise DifferentiationError(
             f"reverse mode cannot follow an active array that comes from {what} here (not "
-            "supported in reverse mode yet)", owner.loc if owner is not None else self.func.loc)
+            "supported in reverse mode)", owner.loc if owner is not None else self.func.loc)
 
     def zeroed_at_head(self, a: Value) -> Value:
         """A zeroed buffer shaped as primal array ``a``, made at the head of the reverse region
